@@ -1,0 +1,173 @@
+"""What every stage's Crawler shares: its options, the URL policy and the
+bookkeeping of a response once it has arrived.
+
+The three stages differ only in how they wait for the network.  What they do
+with a response (record it, follow a redirect, queue the page's new links)
+is the same in all of them, so it is written once, here.  A stage's Crawler
+subclasses ``CrawlerBase`` and supplies ``add_url`` (how a URL enters its
+queue) and the code that fetches, which is the lesson of that stage.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import urllib.parse
+from collections.abc import Iterable
+
+from shared.http import Response
+from shared.links import extract_links
+from shared.stats import (
+    FetchStatistic,
+    ResponseTooLarge,
+    failure,
+    parse_content_type,
+    redirect,
+)
+from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url
+
+REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
+LINK_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml"})
+
+
+class BadRedirect(Exception):
+    """A redirect whose Location header is not a usable URL."""
+
+
+class CrawlerBase:
+    """Options, policy and records of one crawl; a stage adds the fetching.
+
+    Raises ValueError for an option out of range or an invalid ``exclude``
+    regular expression.
+    """
+
+    logger = logging.getLogger("shared")  # Each stage names its own logger.
+
+    def __init__(
+        self,
+        roots: Iterable[str],
+        *,
+        exclude: str | None = None,
+        strict: bool = True,
+        max_redirect: int = 10,
+        max_tries: int = 4,
+        max_tasks: int = 10,
+        timeout: float = 10.0,
+        max_size: int = 10 * 2**20,
+    ) -> None:
+        self.roots = [roots] if isinstance(roots, str) else list(roots)
+        self.exclude = exclude
+        self.strict = strict
+        self.max_redirect = _at_least("max_redirect", max_redirect, 0)
+        self.max_tries = _at_least("max_tries", max_tries, 1)
+        self.max_tasks = _at_least("max_tasks", max_tasks, 1)
+        self.max_size = _at_least("max_size", max_size, 0)
+        if not timeout > 0:
+            raise ValueError(f"timeout must be more than 0 seconds, not {timeout!r}")
+        self.timeout = timeout
+        self.policy = UrlPolicy(self.roots, exclude=exclude, strict=strict)
+        self.seen_urls: set[str] = set()
+        self.done: list[FetchStatistic] = []
+        self.in_flight = 0  # Requests under way; for the progress display.
+        self.t0 = time.time()
+        self.t1: float | None = None
+
+    def url_allowed(self, url: str) -> bool:
+        """Tell whether the crawl may fetch ``url`` (scheme, host, exclude)."""
+        return self.policy.url_allowed(url)
+
+    def add_url(self, url: str, max_redirect: int | None = None) -> None:
+        """Mark ``url`` seen and queue it; each stage has its own queue."""
+        raise NotImplementedError
+
+    def add_roots(self) -> None:
+        """Queue each root; record a failure for a root that is not a web URL."""
+        for root in self.roots:
+            try:
+                url = normalize_url(root)
+            except ValueError as error:
+                url, problem = root, error
+            else:
+                parts = urllib.parse.urlsplit(url)
+                problem = None
+                if parts.scheme not in CRAWLABLE_SCHEMES or not parts.hostname:
+                    problem = ValueError(f"not an http or https URL: {root!r}")
+            if url in self.seen_urls:
+                continue
+            if problem is None:
+                self.add_url(url)
+            else:
+                self.logger.error("cannot crawl root %r: %s", root, problem)
+                self.seen_urls.add(url)
+                self.record_statistic(failure(url, problem))
+
+    def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
+        """Record the outcome of one URL."""
+        self.done.append(fetch_statistic)
+
+    def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
+        """Record a response, then follow its redirect or queue its new links."""
+        if response.status in REDIRECT_STATUSES and "location" in response.headers:
+            self.follow_redirect(url, max_redirect, response)
+            return
+        stat, links = self.parse_links(url, response)
+        self.record_statistic(stat)
+        for link in links.difference(self.seen_urls):
+            self.add_url(link)
+
+    def follow_redirect(self, url: str, max_redirect: int, response: Response) -> None:
+        """Record a redirect and queue its target if it is new and allowed."""
+        location = response.headers["location"]
+        try:
+            next_url = normalize_url(urllib.parse.urljoin(url, location))
+        except ValueError:
+            error = BadRedirect(f"invalid Location header {location!r}")
+            self.record_statistic(failure(url, error)._replace(status=response.status))
+            return
+        self.record_statistic(redirect(url, next_url, response.status))
+        if next_url in self.seen_urls:
+            return
+        if not self.url_allowed(next_url):
+            self.logger.info("not following redirect to %s from %s", next_url, url)
+        elif max_redirect > 0:
+            self.logger.info("redirect to %s from %s", next_url, url)
+            self.add_url(next_url, max_redirect - 1)
+        else:
+            self.logger.error("redirect limit reached for %s from %s", next_url, url)
+
+    def parse_links(self, url: str, response: Response) -> tuple[FetchStatistic, set[str]]:
+        """Return the statistic of a response and the allowed links it holds."""
+        media_type, encoding = parse_content_type(response.headers.get("content-type"))
+        size, error, links = len(response.body), None, set()
+        if response.truncated:
+            error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+        elif response.status == 200 and media_type in LINK_MEDIA_TYPES:
+            text = decode_body(response.body, encoding)
+            links = {link for link in extract_links(text, url) if self.url_allowed(link)}
+            if links:
+                self.logger.debug("got %d distinct urls from %s", len(links), url)
+        new = len(links.difference(self.seen_urls))
+        stat = FetchStatistic(
+            url, None, response.status, error, size, media_type, encoding, len(links), new
+        )
+        return stat, links
+
+    def record_crash(self, url: str, error: Exception) -> None:
+        """Record a URL whose fetch failed through a bug, so it is not lost."""
+        self.logger.exception("fetching %s failed unexpectedly", url)
+        self.record_statistic(failure(url, error))
+
+
+def decode_body(body: bytes, encoding: str) -> str:
+    """Decode a body, replacing bad bytes; an unknown charset falls back to UTF-8."""
+    try:
+        return body.decode(encoding, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def _at_least(name: str, value: int, minimum: int) -> int:
+    """Return ``value`` if it is an int no smaller than ``minimum``; else raise ValueError."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}")
+    return value

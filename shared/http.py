@@ -1,0 +1,271 @@
+"""HTTP/1.0 requests and a sans-IO response parser, for stages 1 and 2.
+
+Stages 1 and 2 talk to servers over raw sockets.  Neither the format of a
+request nor the parsing of a response is what those stages teach, so both
+live here, free of any I/O: a stage sends the bytes of ``build_request`` and
+feeds whatever it receives to a ``ResponseParser`` until the parser says it
+is done.  Stage 3 lets aiohttp do this work but hands its result to the
+crawler in the same ``Response`` shape.
+
+The parser accepts what real servers send to an HTTP/1.0 client: a body
+delimited by Content-Length, by chunked transfer coding, or by the end of
+the connection.  Anything else (a bad status line, a header block without
+an end, a body shorter than announced) raises ``BadResponse``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import urllib.parse
+
+USER_AGENT = "crawler-tutorial/1.0"
+MAX_HEAD_SIZE = 64 * 1024  # Bytes before the blank line; more is an error.
+STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n]*)?\Z")
+CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+# Characters that may stand in a request target as they are; others are
+# percent-encoded (spaces, non-ASCII, quotes), and existing %XX stay.
+TARGET_SAFE = "/?=&;:@!$'()*+,-._~%"
+
+
+class BadResponse(Exception):
+    """The server's answer is not a complete, well-formed HTTP response."""
+
+
+@dataclasses.dataclass
+class Response:
+    """One HTTP response: status, headers with lower-case names, and body.
+
+    ``headers`` keeps the first value of a header sent more than once.
+    """
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    truncated: bool = False  # The body was longer than max_size and was cut.
+
+
+def request_target(url: str) -> tuple[str, int, str]:
+    """Split an http URL into ``(host, port, target)`` for a request line.
+
+    Raises ValueError for a URL without a host or with a bad port.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"URL has no host: {url!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = urllib.parse.quote(parts.path or "/", safe=TARGET_SAFE)
+    if parts.query:
+        target += "?" + urllib.parse.quote(parts.query, safe=TARGET_SAFE)
+    return parts.hostname, port, target
+
+
+def build_request(url: str) -> bytes:
+    """Return the bytes of an HTTP/1.0 GET request for ``url``.
+
+    Raises ValueError for a URL without a host or with a bad port.
+    """
+    host, port, target = request_target(url)
+    if ":" in host:
+        host = f"[{host}]"  # An IPv6 literal.
+    elif not host.isascii():
+        host = host.encode("idna").decode("ascii")  # An internationalized name.
+    default_port = 443 if url.startswith("https:") else 80
+    host_header = host if port == default_port else f"{host}:{port}"
+    lines = [
+        f"GET {target} HTTP/1.0",
+        f"Host: {host_header}",
+        f"User-Agent: {USER_AGENT}",
+        "Accept: */*",
+        "Accept-Encoding: identity",
+        "Connection: close",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
+
+
+class ResponseParser:
+    """Build one ``Response`` from the bytes of a server's answer.
+
+    Feed it every piece the socket returns with ``feed_data`` and call
+    ``feed_eof`` when the server closes the connection; once ``done`` is
+    true, ``response()`` returns the result.  A body longer than
+    ``max_size`` bytes ends the response early with ``truncated`` set.
+    Both feed methods raise ``BadResponse`` for a malformed response.
+    """
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self.done = False
+        self._buffer = bytearray()  # Received bytes not yet parsed.
+        self._status: int | None = None
+        self._headers: dict[str, str] = {}
+        self._body = bytearray()
+        self._truncated = False
+        self._length: int | None = None  # Content-Length, when given.
+        self._chunked = False
+        # Bytes left in the current chunk; -1: a size line comes next,
+        # -2: the line break that ends a chunk's data comes next.
+        self._chunk_left = -1
+
+    def feed_data(self, data: bytes) -> None:
+        """Parse the next piece of the response."""
+        if self.done:
+            return  # Whatever follows a complete response is not ours.
+        self._buffer += data
+        if self._status is None:
+            self._parse_head()
+        if self._status is not None and not self.done:
+            self._parse_body()
+
+    def feed_eof(self) -> None:
+        """Note that the server closed the connection.
+
+        Raises BadResponse when the response is not complete yet.
+        """
+        if self.done:
+            return
+        if self._status is None:
+            raise BadResponse("connection closed before the end of the response head")
+        if self._chunked or self._length is not None:
+            expected = "" if self._chunked else f" of {self._length}"
+            raise BadResponse(
+                f"connection closed after {len(self._body)}{expected} body bytes"
+            )
+        self.done = True  # Without a length, the body ends with the connection.
+
+    def response(self) -> Response:
+        """Return the parsed response; only valid once ``done`` is true."""
+        assert self.done and self._status is not None, "response is not complete"
+        return Response(
+            self._status, self._headers, bytes(self._body), self._truncated
+        )
+
+    def _parse_head(self) -> None:
+        """Parse the status line and headers once the blank line has arrived."""
+        end, separator = _find_blank_line(self._buffer)
+        if end < 0 or end > MAX_HEAD_SIZE:
+            if len(self._buffer) > MAX_HEAD_SIZE:
+                raise BadResponse(f"response head longer than {MAX_HEAD_SIZE} bytes")
+            return
+        lines = bytes(self._buffer[:end]).replace(b"\r\n", b"\n").split(b"\n")
+        del self._buffer[: end + separator]
+        status = _parse_status_line(lines[0])
+        headers = _parse_header_lines(lines[1:])
+        if 100 <= status < 200:
+            self._parse_head()  # An interim response; the real one follows.
+            return
+        self._status, self._headers = status, headers
+        self._choose_framing(status, headers)
+
+    def _choose_framing(self, status: int, headers: dict[str, str]) -> None:
+        """Work out from the headers where the body will end."""
+        if status in (204, 304):
+            self.done = True  # These responses never have a body.
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            self._chunked = True
+        elif "content-length" in headers:
+            value = headers["content-length"].strip()
+            if not value.isdigit():
+                raise BadResponse(f"bad Content-Length {value!r}")
+            self._length = int(value)
+
+    def _parse_body(self) -> None:
+        """Move received bytes into the body, as the framing allows."""
+        if self._chunked:
+            self._parse_chunks()
+        else:
+            self._append(self._buffer)
+            self._buffer.clear()
+            if self._length is not None and len(self._body) >= self._length:
+                del self._body[self._length :]
+                self.done = True
+
+    def _parse_chunks(self) -> None:
+        """Decode as many chunks of a chunked body as have arrived."""
+        while not self.done:
+            if self._chunk_left == -1:  # A line with the chunk's size in hex.
+                line_end = self._buffer.find(b"\n")
+                if line_end < 0:
+                    if len(self._buffer) > 1024:
+                        raise BadResponse("chunk size line too long")
+                    return
+                self._chunk_left = _parse_chunk_size(self._buffer[:line_end])
+                del self._buffer[: line_end + 1]
+                if self._chunk_left == 0:
+                    self.done = True  # The last chunk; trailers are ignored.
+            elif self._chunk_left > 0:  # The chunk's data.
+                piece = self._buffer[: self._chunk_left]
+                del self._buffer[: len(piece)]
+                self._chunk_left -= len(piece)
+                self._append(piece)
+                if self._chunk_left > 0:
+                    return
+                self._chunk_left = -2  # The line break after the data is next.
+            else:
+                if not _skip_line_break(self._buffer):
+                    return
+                self._chunk_left = -1
+
+    def _append(self, data: bytes | bytearray) -> None:
+        """Add body bytes, ending the response once it exceeds max_size."""
+        self._body += data
+        if len(self._body) > self.max_size:
+            del self._body[self.max_size :]
+            self._truncated = True
+            self.done = True
+
+
+def _find_blank_line(buffer: bytearray) -> tuple[int, int]:
+    """Return where the head ends and the length of the blank line (-1 if none)."""
+    crlf, lf = buffer.find(b"\r\n\r\n"), buffer.find(b"\n\n")
+    if lf >= 0 and (crlf < 0 or lf < crlf):
+        return lf, 2  # A server that ends lines with a bare LF.
+    return crlf, 4
+
+
+def _parse_status_line(line: bytes) -> int:
+    """Return the status code of a status line; raises BadResponse."""
+    match = STATUS_LINE.match(line)
+    if match is None:
+        raise BadResponse(f"bad status line {line[:100]!r}")
+    return int(match.group(1))
+
+
+def _parse_header_lines(lines: list[bytes]) -> dict[str, str]:
+    """Return the headers by lower-case name, keeping the first of duplicates.
+
+    Raises BadResponse for a line that is not ``Name: value`` and for two
+    different Content-Length values.
+    """
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, colon, value = line.partition(b":")
+        if not colon or not name or name != name.strip():
+            raise BadResponse(f"bad header line {line[:100]!r}")
+        key = name.decode("latin-1").lower()
+        text = value.strip().decode("latin-1")
+        if key == "content-length" and headers.get(key, text) != text:
+            raise BadResponse("conflicting Content-Length headers")
+        headers.setdefault(key, text)
+    return headers
+
+
+def _parse_chunk_size(line: bytes | bytearray) -> int:
+    """Return the size announced by a chunk-size line; raises BadResponse."""
+    text = bytes(line).split(b";")[0].strip()
+    if not CHUNK_SIZE.fullmatch(text):
+        raise BadResponse(f"bad chunk size {text[:20]!r}")
+    return int(text, 16)
+
+
+def _skip_line_break(buffer: bytearray) -> bool:
+    """Remove the CRLF (or LF) that ends a chunk; False if it has not arrived."""
+    if buffer[:2] == b"\r\n":
+        del buffer[:2]
+    elif buffer[:1] == b"\n":
+        del buffer[:1]
+    elif len(buffer) < 2 and buffer[:1] in (b"", b"\r"):
+        return False
+    else:
+        raise BadResponse("missing line break after a chunk")
+    return True

@@ -1,0 +1,85 @@
+"""The crawl report, as text for people and as JSON Lines for tools.
+
+The text report follows the 500 Lines crawler's ``reporting.py``: one line
+per URL sorted by URL, a summary line, counters, ``Todo:`` and ``Done:``.
+It reads only ``done``, ``seen_urls``, ``t0``, ``t1`` and ``max_tasks``, so
+it works for the crawler of every stage, also in the middle of a crawl.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from typing import IO, Any, Protocol
+
+from shared.stats import FetchStatistic
+
+
+class CrawlRecord(Protocol):
+    """What the report needs from a crawler."""
+
+    done: list[FetchStatistic]
+    seen_urls: set[str]
+    max_tasks: int
+    t0: float
+    t1: float | None
+
+
+def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
+    """Print the report of every URL the crawler has recorded so far."""
+    elapsed = (crawler.t1 or time.time()) - crawler.t0
+    speed = len(crawler.done) / elapsed / crawler.max_tasks if elapsed > 0 else 0.0
+    counts: collections.Counter[str] = collections.Counter()
+    print("*** Report ***", file=file)
+    for stat in sorted(crawler.done, key=lambda stat: stat.url):
+        print(url_report(stat, counts), file=file)
+    print(
+        f"Finished {len(crawler.done)} urls in {elapsed:.3f} secs",
+        f"(max_tasks={crawler.max_tasks}) ({speed:.3f} urls/sec/task)",
+        file=file,
+    )
+    for key, count in sorted(counts.items()):
+        print(f"{count:10d} {key}", file=file)
+    print("Todo:", len(crawler.seen_urls) - len(crawler.done), file=file)
+    print("Done:", len(crawler.done), file=file)
+    print("Date:", time.ctime(), "local time", file=file)
+
+
+def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
+    """Return the report line of one URL and add it to the counters."""
+    if stat.exception is not None:
+        counts["fail"] += 1
+        counts["fail_" + type(stat.exception).__name__] += 1
+        return f"{stat.url} error {stat.exception}"
+    if stat.next_url:
+        counts["redirect"] += 1
+        return f"{stat.url} {stat.status} redirect {stat.next_url}"
+    line = f"{stat.url} {stat.status} {stat.content_type} {stat.encoding} {stat.size}"
+    if stat.status == 200 and stat.content_type == "text/html":
+        counts["html"] += 1
+        counts["html_bytes"] += stat.size
+        return f"{line} {stat.num_new_urls}/{stat.num_urls}"
+    if stat.status == 200:
+        counts["other"] += 1
+        counts["other_bytes"] += stat.size
+    else:
+        counts["error"] += 1
+        counts["error_bytes"] += stat.size
+        counts[f"status_{stat.status}"] += 1
+    return line
+
+
+def stat_to_json(stat: FetchStatistic) -> dict[str, Any]:
+    """Return one statistic as a JSON-ready dict; the exception becomes text."""
+    record = stat._asdict()
+    error = stat.exception
+    record["exception"] = None if error is None else f"{type(error).__name__}: {error}"
+    return record
+
+
+def write_jsonl(crawler: CrawlRecord, file: IO[str]) -> None:
+    """Write one JSON object per recorded URL, in completion order."""
+    for stat in crawler.done:
+        file.write(json.dumps(stat_to_json(stat), ensure_ascii=False) + "\n")
+    file.flush()

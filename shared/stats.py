@@ -1,0 +1,58 @@
+"""What the crawler records about each URL it fetched.
+
+``FetchStatistic`` has the fields of the 500 Lines crawler, in its order.
+The helpers here turn a response's headers into those fields the same way
+for every stage.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+DEFAULT_ENCODING = "utf-8"
+
+
+class FetchStatistic(NamedTuple):
+    """The outcome of fetching one URL."""
+
+    url: str
+    next_url: str | None  # Where a redirect points, else None.
+    status: int | None  # None when every try failed.
+    exception: BaseException | None  # Why it failed, or why the body was cut.
+    size: int  # Body bytes read.
+    content_type: str | None  # Media type without parameters.
+    encoding: str | None  # The charset parameter, or utf-8.
+    num_urls: int  # Distinct allowed links on the page.
+    num_new_urls: int  # Of those, the ones not seen before.
+
+
+class ResponseTooLarge(Exception):
+    """The body was longer than ``max_size`` and was cut there."""
+
+
+def parse_content_type(value: str | None) -> tuple[str | None, str]:
+    """Split a Content-Type header into its media type and charset.
+
+    The media type is lower-cased and None when the header is missing or
+    empty; the charset defaults to utf-8.  Never raises.
+    """
+    if not value:
+        return None, DEFAULT_ENCODING
+    media_type, *params = value.split(";")
+    charset = DEFAULT_ENCODING
+    for param in params:
+        name, _, param_value = param.partition("=")
+        if name.strip().lower() == "charset" and param_value.strip(' "'):
+            charset = param_value.strip(' "')
+            break
+    return media_type.strip().lower() or None, charset
+
+
+def failure(url: str, exception: BaseException) -> FetchStatistic:
+    """Return the statistic of a URL that could not be fetched at all."""
+    return FetchStatistic(url, None, None, exception, 0, None, None, 0, 0)
+
+
+def redirect(url: str, next_url: str, status: int) -> FetchStatistic:
+    """Return the statistic of a URL that redirected to ``next_url``."""
+    return FetchStatistic(url, next_url, status, None, 0, None, None, 0, 0)
