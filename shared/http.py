@@ -128,17 +128,13 @@ class ResponseParser:
             raise BadResponse("connection closed before the end of the response head")
         if self._chunked or self._length is not None:
             expected = "" if self._chunked else f" of {self._length}"
-            raise BadResponse(
-                f"connection closed after {len(self._body)}{expected} body bytes"
-            )
+            raise BadResponse(f"connection closed after {len(self._body)}{expected} body bytes")
         self.done = True  # Without a length, the body ends with the connection.
 
     def response(self) -> Response:
         """Return the parsed response; only valid once ``done`` is true."""
         assert self.done and self._status is not None, "response is not complete"
-        return Response(
-            self._status, self._headers, bytes(self._body), self._truncated
-        )
+        return Response(self._status, self._headers, bytes(self._body), self._truncated)
 
     def _parse_head(self) -> None:
         """Parse the status line and headers once the blank line has arrived."""

@@ -89,9 +89,7 @@ def html_page(title: str, body: str, charset: str = "utf-8") -> web.Response:
         f'<!DOCTYPE html>\n<html><head><meta charset="{charset}">'
         f"<title>{title}</title></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
     )
-    return web.Response(
-        body=text.encode(charset), content_type="text/html", charset=charset
-    )
+    return web.Response(body=text.encode(charset), content_type="text/html", charset=charset)
 
 
 def link_list(hrefs: list[str]) -> str:
@@ -285,7 +283,7 @@ XHTML = b"""<?xml version="1.0" encoding="utf-8"?>
 """
 NOTES = b'Plain text is not parsed: <a href="/hidden/text/">not a link</a>\n'
 LATIN1 = (
-    '<html><head><title>Caf\xe9</title></head><body>'
+    "<html><head><title>Caf\xe9</title></head><body>"
     '<p>Un caf\xe9, s\'il vous pla\xeet.</p><a href="/caf\xe9/">caf\xe9</a></body></html>'
 ).encode("latin-1")
 
@@ -397,9 +395,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m shared.site", description="Serve the crawler's local test site."
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8000, help="port, 0 for any (default: %(default)s)")
-    parser.add_argument("--pages", type=int, default=DEFAULT_PAGES, help="content pages (default: %(default)s)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port, 0 for any (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--pages", type=int, default=DEFAULT_PAGES, help="content pages (default: %(default)s)"
+    )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay per response in ms")
     args = parser.parse_args(argv)
     try:
@@ -407,9 +411,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
     try:
-        web.run_app(
-            app, host=args.host, port=args.port, access_log=None, print=_announce(args)
-        )
+        web.run_app(app, host=args.host, port=args.port, access_log=None, print=_announce(args))
     except OSError as error:
         sys.exit(f"python -m shared.site: cannot serve on {args.host}:{args.port}: {error}")
 
