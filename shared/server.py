@@ -26,7 +26,11 @@ class ServerThread:
         self.host = host
         self.port = port
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # Handlers still running at exit (a test's never-ending response) are
+        # cancelled after shutdown_timeout rather than waited for.
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.5
+        )
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
     @property

@@ -81,7 +81,10 @@ class UrlPolicy:
         self, roots: Iterable[str], *, exclude: str | None = None, strict: bool = True
     ) -> None:
         self.strict = strict
-        self.exclude = re.compile(exclude) if exclude else None
+        try:
+            self.exclude = re.compile(exclude) if exclude else None
+        except re.error as error:
+            raise ValueError(f"invalid exclude pattern {exclude!r}: {error}") from None
         self.root_hosts: set[str] = set()
         for root in roots:
             host = url_host(root)
@@ -111,6 +114,7 @@ class UrlPolicy:
         try:
             parts = urllib.parse.urlsplit(url)
             host = parts.hostname
+            parts.port  # noqa: B018 - raises ValueError for a bad port
         except ValueError:
             return False
         if parts.scheme.lower() not in CRAWLABLE_SCHEMES or not host:

@@ -55,6 +55,10 @@ class Crawler(CrawlerBase):
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=headers
         ) as self.session:
+            # aiohttp quietly sends a GET again when the connection drops; the
+            # crawler counts its own tries, so turn that off (aiohttp's own
+            # test client does the same).
+            self.session._retry_connection = False
             workers = [asyncio.create_task(self.work()) for _ in range(self.max_tasks)]
             self.t0 = time.time()
             self.add_roots()

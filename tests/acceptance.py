@@ -1,0 +1,672 @@
+"""The acceptance suite: the crawler contract, checked alike for every stage.
+
+This module is not collected on its own (its name does not start with
+``test_``).  Each stage's ``tests/test_acceptance.py`` subclasses
+``AcceptanceTests`` and sets ``stage`` to its package, the way CPython's
+asyncio tests run one mixin against two Future implementations.  Every
+bullet of ../shared/CONTRACT.md has at least one test here.
+
+Each crawl runs in a worker thread with a deadline, so a stage that hangs
+fails its test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import re
+import select
+import socket
+import threading
+import time
+import types
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from shared import FetchStatistic, report
+from shared.server import ServerThread
+from shared.site import COUNTERS, expected_results, make_app
+from shared.testing import PageServer, RawServer, refused_port, silent_server
+
+DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
+
+
+def run_with_deadline(function: Callable[[], Any], deadline: float = DEADLINE) -> Any:
+    """Run ``function`` in a new thread (no event loop there) and return its result."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = function()
+        except BaseException as error:  # Re-raised in the test's thread.
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(deadline)
+    if thread.is_alive():
+        pytest.fail(f"the crawl did not finish within {deadline} seconds")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def open_fds() -> int:
+    """Return how many file descriptors this process has open."""
+    return len(os.listdir("/proc/self/fd"))
+
+
+def wait_for_fds(limit: int, deadline: float = 10.0) -> int:
+    """Poll until at most ``limit`` fds are open or the deadline passes.
+
+    The server runs in this process too and closes its side of each
+    connection a moment after the crawler closes its own.
+    """
+    end = time.monotonic() + deadline
+    while open_fds() > limit and time.monotonic() < end:
+        threading.Event().wait(0.02)
+    return open_fds()
+
+
+def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
+    """Return the ``(url, status, next_url)`` triples a crawl recorded."""
+    return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
+
+
+def by_url(crawler: Any) -> dict[str, FetchStatistic]:
+    """Return the crawl's statistics keyed by URL."""
+    return {stat.url: stat for stat in crawler.done}
+
+
+async def drop_connection(request: web.Request) -> web.StreamResponse:
+    """Close the connection without answering: a network failure."""
+    assert request.transport is not None
+    request.transport.close()
+    return web.Response(body=b"")
+
+
+class AcceptanceTests:
+    """The contract's tests; a subclass sets ``stage`` to a stage package."""
+
+    stage: types.ModuleType
+
+    def crawl(self, roots: list[str] | str, **options: Any) -> Any:
+        """Crawl with the stage under test and return the finished Crawler."""
+        roots = [roots] if isinstance(roots, str) else roots
+        return run_with_deadline(lambda: self.stage.crawl(roots, **options))
+
+    def crawler(self, roots: list[str], **options: Any) -> Any:
+        """Construct (but do not run) the stage's Crawler."""
+        return self.stage.Crawler(roots, **options)
+
+    @pytest.fixture
+    def site(self) -> Iterator[ServerThread]:
+        """The generated test site with its default size."""
+        with ServerThread(make_app(300)) as server:
+            yield server
+
+    @pytest.fixture
+    def logs(self, caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+        """Capture the stage logger's messages, INFO and up."""
+        caplog.set_level(logging.DEBUG, logger=self.stage.__name__)
+        return caplog
+
+    # --- Entry points -------------------------------------------------------
+
+    def test_package_exports_crawl_and_crawler(self) -> None:
+        assert callable(self.stage.crawl)
+        assert isinstance(self.stage.Crawler, type)
+
+    def test_crawler_attributes_after_a_crawl(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/a"])
+        crawler = self.crawl(
+            [root], exclude="nothing", strict=False, max_redirect=3, max_tries=2,
+            max_tasks=4, timeout=5.0, max_size=1000,
+        )  # fmt: skip
+        assert crawler.roots == [root]
+        assert (crawler.exclude, crawler.strict) == ("nothing", False)
+        assert (crawler.max_redirect, crawler.max_tries, crawler.max_tasks) == (3, 2, 4)
+        assert (crawler.timeout, crawler.max_size) == (5.0, 1000)
+        assert crawler.seen_urls == {root, pages.url + "a"}
+        assert all(isinstance(stat, FetchStatistic) for stat in crawler.done)
+        assert crawler.t0 <= crawler.t1
+
+    def test_default_options(self) -> None:
+        crawler = self.crawler(["http://example.com/"])
+        assert (crawler.exclude, crawler.strict) == (None, True)
+        assert (crawler.max_redirect, crawler.max_tries, crawler.max_tasks) == (10, 4, 10)
+        assert (crawler.timeout, crawler.max_size) == (10.0, 10 * 2**20)
+        assert crawler.seen_urls == set() and crawler.done == []
+
+    def test_constructing_a_crawler_does_no_io(self) -> None:
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+            crawler = run_with_deadline(lambda: self.crawler([url]))
+            readable, _, _ = select.select([listener], [], [], 0.1)
+        assert readable == [], "the constructor connected to the server"
+        assert crawler.done == []
+
+    def test_crawl_runs_many_times_without_leaks(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/a", "/b"])
+        pages.add_page("/a", ["/"])
+        self.crawl([root])  # Warm up: imports and caches open what they keep.
+        before = open_fds()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                assert len(self.crawl([root]).done) == 3
+            gc.collect()
+        assert wait_for_fds(before) <= before, "the crawl left file descriptors open"
+        assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+    def test_crawl_from_a_thread_with_a_running_loop_elsewhere(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+
+        async def main() -> Any:
+            return await asyncio.to_thread(self.stage.crawl, [root])
+
+        crawler = run_with_deadline(lambda: asyncio.run(main()))
+        assert results(crawler) == {(root, 200, None)}
+
+    def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
+        root = pages.add_redirect("/", "/a")
+        self.crawl([root], max_redirect=0)
+        names = {record.name for record in logs.records}
+        assert self.stage.__name__ in names
+
+    # --- URLs -----------------------------------------------------------------
+
+    def test_root_is_stored_normalized(self, pages: PageServer) -> None:
+        pages.add_page("/", [])
+        root = f"HTTP://127.0.0.1:{pages.port}#fragment"  # No path, upper-case scheme.
+        crawler = self.crawl([root])
+        assert [stat.url for stat in crawler.done] == [pages.url]
+        assert crawler.seen_urls == {pages.url}
+
+    def test_links_are_stored_normalized(self, pages: PageServer) -> None:
+        host = pages.url.rstrip("/").replace("http://", "")
+        links = [
+            f"HTTP://{host}/a#frag",
+            "/b?x=2&y=1",
+            f"http://{host.upper()}/c/",
+            "/a",
+            "/d#",
+        ]
+        root = pages.add_page("/", links)
+        crawler = self.crawl([root])
+        base = pages.url.rstrip("/")
+        expected = {pages.url, base + "/a", base + "/b?x=2&y=1", base + "/c/", base + "/d"}
+        assert crawler.seen_urls == expected
+        assert by_url(crawler)[pages.url].num_urls == 4
+
+    def test_link_sources_are_a_area_and_link_only(self, pages: PageServer) -> None:
+        body = b"""<html><head><link rel="stylesheet" href="/style.css">
+        <script src="/script.js"></script><style>a { background: url(/bg.png) }</style>
+        </head><body><img src="/img.png"><a href="/a">a</a>
+        <map><area href="/area" shape="rect" coords="0,0,1,1"></map>
+        <!-- <a href="/in-comment">x</a> -->
+        <script>var s = '<a href="/in-script">';</script>
+        <style>/* <a href="/in-style"> */</style>
+        <iframe src="/frame"></iframe><form action="/form"></form></body></html>"""
+        root = pages.add_page("/", body=body)
+        crawler = self.crawl([root])
+        found = {url.removeprefix(pages.url.rstrip("/")) for url in crawler.seen_urls}
+        assert found == {"/", "/style.css", "/a", "/area"}
+
+    def test_links_resolve_against_base_href(self, pages: PageServer) -> None:
+        body = b'<head><base href="/dir/sub/"></head><a href="x">x</a><a href="../y">y</a>'
+        root = pages.add_page("/page", body=body)
+        crawler = self.crawl([root])
+        base = pages.url.rstrip("/")
+        assert crawler.seen_urls == {root, base + "/dir/sub/x", base + "/dir/y"}
+
+    def test_links_resolve_against_the_page_url(self, pages: PageServer) -> None:
+        root = pages.add_page("/a/b/page", ["c", "../d", "./e/", "?q=1", "/f"])
+        crawler = self.crawl([root])
+        base = pages.url.rstrip("/")
+        expected = {"/a/b/c", "/a/d", "/a/b/e/", "/a/b/page?q=1", "/f", "/a/b/page"}
+        assert crawler.seen_urls == {base + path for path in expected}
+
+    def test_href_whitespace_stripped_and_bad_hrefs_skipped(self, pages: PageServer) -> None:
+        links = ["  /a  ", "\n/b\t", "http://[broken/", "http://127.0.0.1:99999/", "/c"]
+        root = pages.add_page("/", links)
+        crawler = self.crawl([root])
+        base = pages.url.rstrip("/")
+        assert crawler.seen_urls == {pages.url, base + "/a", base + "/b", base + "/c"}
+
+    def test_url_allowed_strict(self) -> None:
+        crawler = self.crawler(["http://example.com"])
+        assert crawler.url_allowed("http://example.com/a")
+        assert crawler.url_allowed("http://www.example.com")
+        assert crawler.url_allowed("https://EXAMPLE.com/b")
+        assert not crawler.url_allowed("http://foo.example.com")
+        assert not crawler.url_allowed("http://www.www.example.com")
+        assert not crawler.url_allowed("http://example.org")
+
+    def test_url_allowed_strict_from_a_www_root(self) -> None:
+        crawler = self.crawler(["http://www.example.com/"])
+        assert crawler.url_allowed("http://example.com/")
+        assert not crawler.url_allowed("http://foo.example.com/")
+
+    def test_url_allowed_lenient(self) -> None:
+        crawler = self.crawler(["http://example.com"], strict=False)
+        assert crawler.url_allowed("http://www.example.com")
+        assert crawler.url_allowed("http://foo.bar.example.com")
+        assert not crawler.url_allowed("http://example.org")
+        assert not crawler.url_allowed("http://notexample.com")
+
+    def test_url_allowed_exclude(self) -> None:
+        crawler = self.crawler(["http://example.com"], exclude=r".*pattern")
+        assert crawler.url_allowed("http://example.com")
+        assert not crawler.url_allowed("http://example.com/pattern")
+        assert not crawler.url_allowed("http://example.com/a/pattern/b")
+
+    def test_url_allowed_schemes(self) -> None:
+        crawler = self.crawler(["http://example.com"])
+        assert crawler.url_allowed("https://example.com/")
+        for url in ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]:
+            assert not crawler.url_allowed(url), url
+
+    def test_url_allowed_roots(self) -> None:
+        crawler = self.crawler(["http://a", "http://b", "not-a-host"])
+        assert crawler.url_allowed("http://a/a")
+        assert crawler.url_allowed("http://b/b")
+        assert not crawler.url_allowed("http://c/c")
+        assert not crawler.url_allowed("http://127.0.0.1")
+        assert not crawler.url_allowed("not-a-host")
+
+    def test_url_allowed_deep_root(self) -> None:
+        crawler = self.crawler(["http://a/a#fragment"])
+        assert crawler.url_allowed("http://a/b")
+
+    def test_url_allowed_ip_literal_matches_exactly(self) -> None:
+        crawler = self.crawler(["http://127.0.0.1:8080/", "http://[::1]/"], strict=False)
+        assert crawler.url_allowed("http://127.0.0.1/other-port-is-same-host")
+        assert crawler.url_allowed("http://[::1]:81/")
+        assert not crawler.url_allowed("http://127.0.0.2/")
+        assert not crawler.url_allowed("http://0.0.1/")
+        assert not crawler.url_allowed("http://www.127.0.0.1/")
+
+    def test_url_allowed_does_not_raise(self) -> None:
+        crawler = self.crawler(["http://example.com"])
+        for url in ["", "http://[", "http://example.com:port/", "::::", "http://", "\x00"]:
+            assert crawler.url_allowed(url) is False
+
+    def test_bad_options_raise_value_error(self) -> None:
+        for options in [{"max_tasks": 0}, {"max_tries": 0}, {"timeout": 0}, {"exclude": "("}]:
+            with pytest.raises(ValueError):
+                self.crawler(["http://example.com/"], **options)
+
+    # --- Fetching one URL ------------------------------------------------------
+
+    def test_link_to_a_missing_page(self, pages: PageServer) -> None:
+        pages.add_page("/", ["/foo"])
+        crawler = self.crawl([pages.url])
+        assert len(crawler.done) == 2
+        assert crawler.done[0][:3] == (pages.url, None, 200)
+        assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (1, 1)
+        assert (crawler.done[1].url, crawler.done[1].status) == (pages.url + "foo", 404)
+
+    def test_link_cycle(self, pages: PageServer) -> None:
+        foo = pages.add_page("/foo", ["/bar"])
+        bar = pages.add_page("/bar", ["/foo"])
+        crawler = self.crawl([foo])
+        assert [(s.url, s.num_urls, s.num_new_urls) for s in crawler.done] == [
+            (foo, 1, 1),
+            (bar, 1, 0),
+        ]
+
+    def test_off_site_links_are_not_followed(self, pages: PageServer) -> None:
+        pages.add_page("/", ["http://example.com/", "http://localhost/x"])
+        crawler = self.crawl([pages.url])
+        assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
+
+    def test_non_http_links_are_not_followed(self, pages: PageServer) -> None:
+        host = pages.url.removeprefix("http://")
+        pages.add_page("/", [f"ftp://{host}x", f"mailto:x@{host}", "javascript:go()"])
+        crawler = self.crawl([pages.url])
+        assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
+
+    @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
+    def test_redirect_is_recorded_and_followed(self, pages: PageServer, status: int) -> None:
+        root = pages.add_redirect("/", "/target#frag", status)
+        target = pages.add_page("/target", [])
+        crawler = self.crawl([root])
+        assert crawler.done[0] == FetchStatistic(root, target, status, None, 0, None, None, 0, 0)
+        assert crawler.done[1][:3] == (target, None, 200)
+
+    def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
+        foo, bar = pages.url + "foo", pages.url + "bar"
+        root = pages.add_redirect("/", foo)
+        pages.add_redirect("/foo", bar)
+        crawler = self.crawl([root])
+        assert [s[:3] for s in crawler.done] == [
+            (root, foo, 302),
+            (foo, bar, 302),
+            (bar, None, 404),
+        ]
+        logs.clear()
+        crawler = self.crawl([root], max_redirect=1)
+        assert [s[:3] for s in crawler.done] == [(root, foo, 302), (foo, bar, 302)]
+        assert "redirect limit reached" in logs.text
+
+    def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
+        root = pages.add_redirect("/", "/a")
+        pages.add_page("/a", [])
+        crawler = self.crawl([root], max_redirect=0)
+        assert results(crawler) == {(root, 302, pages.url + "a")}
+
+    def test_redirect_cycle(self, pages: PageServer) -> None:
+        foo, bar = pages.url + "foo", pages.url + "bar"
+        pages.add_redirect("/bar", foo)
+        pages.add_redirect("/foo", bar)
+        crawler = self.crawl([bar])
+        assert [s[:3] for s in crawler.done] == [(bar, foo, 302), (foo, bar, 302)]
+
+    def test_redirect_join_fetches_the_target_once(self, pages: PageServer) -> None:
+        foo, bar, baz, quux = (pages.url + name for name in ["foo", "bar", "baz", "quux"])
+        pages.add_redirect("/foo", baz)
+        pages.add_redirect("/bar", baz)
+        pages.add_redirect("/baz", quux)
+        crawler = self.crawl([foo, bar])
+        assert results(crawler) == {
+            (foo, 302, baz),
+            (bar, 302, baz),
+            (baz, 302, quux),
+            (quux, 404, None),
+        }
+        assert pages.requests["/baz"] == 1
+
+    def test_redirect_off_site_is_recorded_not_followed(self, pages: PageServer) -> None:
+        root = pages.add_redirect("/", "http://example.com/elsewhere")
+        crawler = self.crawl([root])
+        assert results(crawler) == {(root, 302, "http://example.com/elsewhere")}
+        assert crawler.seen_urls == {root}
+
+    def test_redirect_to_non_http_scheme_is_not_followed(self, pages: PageServer) -> None:
+        host = pages.url.removeprefix("http://")
+        root = pages.add_redirect("/", f"ftp://{host}file")
+        crawler = self.crawl([root])
+        assert results(crawler) == {(root, 302, f"ftp://{host}file")}
+
+    def test_redirect_to_an_excluded_url_is_not_followed(self, pages: PageServer) -> None:
+        root = pages.add_redirect("/", "/private/x")
+        crawler = self.crawl([root], exclude="private")
+        assert results(crawler) == {(root, 302, pages.url + "private/x")}
+
+    def test_redirect_target_is_normalized(self, pages: PageServer) -> None:
+        host = pages.url.removeprefix("http://").rstrip("/")
+        root = pages.add_redirect("/", f"HTTP://{host}/a#frag")
+        pages.add_page("/a", [])
+        crawler = self.crawl([root])
+        assert crawler.done[0].next_url == pages.url + "a"
+
+    def test_redirect_status_without_location_is_a_response(self, pages: PageServer) -> None:
+        async def no_location(request: web.Request) -> web.StreamResponse:
+            return web.Response(status=302, body=b"moved, somewhere", content_type="text/plain")
+
+        root = pages.add_handler("/", no_location)
+        crawler = self.crawl([root])
+        assert crawler.done == [
+            FetchStatistic(root, None, 302, None, 16, "text/plain", "utf-8", 0, 0)
+        ]
+
+    @pytest.mark.parametrize(
+        ("header", "content_type", "encoding"),
+        [
+            ("text/html; charset=utf-8", "text/html", "utf-8"),
+            ("text/html; charset=ascii", "text/html", "ascii"),
+            ("text/html", "text/html", "utf-8"),
+            ("text/html;charset=ISO-8859-1; foo=bar", "text/html", "ISO-8859-1"),
+            ('text/html; charset="utf-8"', "text/html", "utf-8"),
+            ("foo", "foo", "utf-8"),
+            ("image/png", "image/png", "utf-8"),
+        ],
+    )
+    def test_content_type_and_encoding(
+        self, pages: PageServer, header: str, content_type: str, encoding: str
+    ) -> None:
+        root = pages.add_page("/", body=b"<p>hello</p>", content_type=header)
+        crawler = self.crawl([root])
+        stat = crawler.done[0]
+        assert (stat.content_type, stat.encoding, stat.size) == (content_type, encoding, 12)
+
+    def test_missing_content_type(self) -> None:
+        answer = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
+        with RawServer(answer) as server:
+            crawler = self.crawl([server.url])
+        assert crawler.done == [
+            FetchStatistic(server.url, None, 200, None, 18, None, "utf-8", 0, 0)
+        ]
+
+    @pytest.mark.parametrize(
+        ("content_type", "parsed"),
+        [
+            ("text/html", True),
+            ("application/xhtml+xml", True),
+            ("application/xml", True),
+            ("text/plain", False),
+            ("image", False),
+            ("application/json", False),
+            ("text/xml", False),
+        ],
+    )
+    def test_links_parsed_only_in_html_and_xml(
+        self, pages: PageServer, content_type: str, parsed: bool
+    ) -> None:
+        root = pages.add_page("/doc", body=b'<a href="/">home</a>', content_type=content_type)
+        pages.add_page("/", [])
+        crawler = self.crawl([root])
+        assert crawler.done[0].content_type == content_type
+        assert crawler.done[0].num_urls == int(parsed)
+        assert len(crawler.done) == 1 + int(parsed)
+
+    def test_links_parsed_only_for_status_200(self, pages: PageServer) -> None:
+        body = b'<a href="/a">a</a>'
+        root = pages.add_page("/", body=body, status=404)
+        crawler = self.crawl([root])
+        assert crawler.done == [
+            FetchStatistic(root, None, 404, None, len(body), "text/html", "utf-8", 0, 0)
+        ]
+
+    def test_body_decoded_with_its_charset(self, pages: PageServer) -> None:
+        body = '<a href="/caf\xe9">caf\xe9</a>'.encode("latin-1")
+        root = pages.add_page("/", body=body, content_type="text/html; charset=latin-1")
+        pages.add_page("/caf\xe9", [])
+        crawler = self.crawl([root])
+        assert pages.url + "caf\xe9" in crawler.seen_urls
+        assert by_url(crawler)[pages.url + "caf\xe9"].status == 200
+
+    def test_undecodable_bytes_are_replaced(self, pages: PageServer) -> None:
+        body = b'<p>\xff\xfe bad bytes</p><a href="/after">after</a>'
+        root = pages.add_page("/", body=body, content_type="text/html; charset=utf-8")
+        crawler = self.crawl([root])
+        assert pages.url + "after" in crawler.seen_urls
+
+    def test_unknown_charset_does_not_break_the_crawl(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/a"], content_type="text/html; charset=no-such-codec")
+        crawler = self.crawl([root])
+        assert crawler.done[0].encoding == "no-such-codec"
+        assert crawler.done[0].num_urls == 1
+
+    def test_num_urls_counts_distinct_links(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/a"] * 50 + ["/a#x", "/b", "/", "http://example.com/"])
+        crawler = self.crawl([root])
+        assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (3, 2)
+
+    def test_size_is_the_body_length(self, pages: PageServer) -> None:
+        root = pages.add_page("/", body=b"x" * 12345, content_type="application/octet-stream")
+        assert self.crawl([root]).done[0].size == 12345
+
+    @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502, 503])
+    def test_error_statuses_are_recorded_not_retried(self, pages: PageServer, status: int) -> None:
+        root = pages.add_page("/", ["/never"], status=status)
+        crawler = self.crawl([root])
+        assert [s[:3] for s in crawler.done] == [(root, None, status)]
+        assert pages.requests["/"] == 1
+
+    def test_dropped_connections_are_retried(self, pages: PageServer, logs) -> None:
+        tries = 0
+
+        async def flaky(request: web.Request) -> web.StreamResponse:
+            nonlocal tries
+            tries += 1
+            if tries <= 2:
+                return await drop_connection(request)
+            return web.Response(body=b"")
+
+        root = pages.add_handler("/", flaky)
+        crawler = self.crawl([root])
+        assert [s[:3] for s in crawler.done] == [(root, None, 200)]
+        assert pages.requests["/"] == 3
+        assert f"try 0 for {root} raised" in logs.text
+        assert f"try 1 for {root} raised" in logs.text
+        assert f"try 2 for {root} success" in logs.text
+
+    def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
+        root = pages.add_handler("/", drop_connection)
+        crawler = self.crawl([root], max_tries=3)
+        assert len(crawler.done) == 1
+        stat = crawler.done[0]
+        assert (stat.url, stat.status, stat.size, stat.next_url) == (root, None, 0, None)
+        assert isinstance(stat.exception, Exception)
+        assert pages.requests["/"] == 3
+        assert f"{root} failed after 3 tries" in logs.text
+        assert f"try 2 for {root} raised" in logs.text
+
+    def test_single_try(self, pages: PageServer, logs) -> None:
+        root = pages.add_handler("/", drop_connection)
+        crawler = self.crawl([root], max_tries=1)
+        assert crawler.done[0].status is None
+        assert "failed after 1 tries" in logs.text
+
+    def test_refused_connection_is_a_recorded_failure(self) -> None:
+        with refused_port() as url:
+            crawler = self.crawl([url], max_tries=2)
+        assert [s[:3] for s in crawler.done] == [(url, None, None)]
+        assert isinstance(crawler.done[0].exception, Exception)
+
+    def test_timeout_against_a_silent_server(self, logs) -> None:
+        with silent_server() as url:
+            crawler = self.crawl([url], timeout=0.5, max_tries=2)
+        stat = crawler.done[0]
+        assert (stat.url, stat.status, stat.size) == (url, None, 0)
+        assert isinstance(stat.exception, Exception)
+        assert f"try 1 for {url} raised" in logs.text
+
+    def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
+        async def stalls(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse(headers={"Content-Type": "text/html"})
+            await response.prepare(request)
+            await response.write(b"<p>the rest never comes")
+            await asyncio.sleep(30)
+            return response
+
+        root = pages.add_handler("/", stalls)
+        crawler = self.crawl([root], timeout=0.5, max_tries=1)
+        assert crawler.done[0].status is None
+        assert isinstance(crawler.done[0].exception, Exception)
+
+    @pytest.mark.parametrize(
+        "answer",
+        [
+            b"THIS IS NOT HTTP\r\n\r\n",
+            b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it",
+            b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n",
+        ],
+        ids=["garbage", "short-body", "no-blank-line"],
+    )
+    def test_malformed_response_is_a_network_failure(self, answer: bytes) -> None:
+        with RawServer(answer) as server:
+            crawler = self.crawl([server.url], max_tries=2)
+        assert [s[:3] for s in crawler.done] == [(server.url, None, None)]
+        assert isinstance(crawler.done[0].exception, Exception)
+        assert server.connections == 2
+
+    def test_endless_body_is_cut_at_max_size(self, pages: PageServer) -> None:
+        async def endless(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse(headers={"Content-Type": "text/html"})
+            await response.prepare(request)
+            chunk = b'<a href="/next">next</a>' * 1000
+            for _ in range(10_000):  # Bounded: about 250 MB at the most.
+                await response.write(chunk)
+            return response
+
+        root = pages.add_handler("/", endless)
+        crawler = self.crawl([root], max_size=100_000)
+        stat = crawler.done[0]
+        assert (stat.url, stat.status, stat.size, stat.num_urls) == (root, 200, 100_000, 0)
+        assert isinstance(stat.exception, Exception)
+        assert "100000" in str(stat.exception)
+        assert len(crawler.done) == 1
+
+    def test_body_of_exactly_max_size_is_not_cut(self, pages: PageServer) -> None:
+        root = pages.add_page("/", body=b"<p>" + b"x" * 93 + b"</p>")
+        stat = self.crawl([root], max_size=100).done[0]
+        assert (stat.size, stat.exception) == (100, None)
+
+    # --- The whole crawl ---------------------------------------------------------
+
+    @pytest.mark.parametrize(("size", "max_tasks"), [(10, 1), (60, 3), (300, 10), (1000, 50)])
+    def test_full_crawl_matches_the_oracle(self, size: int, max_tasks: int) -> None:
+        with ServerThread(make_app(size)) as server:
+            crawler = self.crawl([server.url], max_tasks=max_tasks)
+            requests = server.app[COUNTERS].requests
+        assert results(crawler) == expected_results(server.url, size)
+        assert {stat.url for stat in crawler.done} == crawler.seen_urls
+        assert len(crawler.done) == len(crawler.seen_urls)
+        assert max(requests.values()) == 1, "a URL was requested more than once"
+
+    @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
+    def test_full_crawl_with_max_redirect(self, max_redirect: int) -> None:
+        with ServerThread(make_app(20)) as server:
+            crawler = self.crawl([server.url], max_redirect=max_redirect)
+        assert results(crawler) == expected_results(server.url, 20, max_redirect)
+
+    @pytest.mark.parametrize("max_tasks", [1, 2, 5])
+    def test_max_tasks_is_reached_and_never_exceeded(self, max_tasks: int) -> None:
+        with ServerThread(make_app(30, latency=0.02)) as server:
+            self.crawl([server.url], max_tasks=max_tasks)
+            assert server.app[COUNTERS].max_in_flight == max_tasks
+
+    def test_max_tasks_with_few_urls(self, pages: PageServer) -> None:
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(0.05)
+            return web.Response(body=b"")
+
+        for path in ["/0", "/1", "/2"]:
+            pages.add_handler(path, slow)
+        home = pages.add_page("/", ["/0", "/1", "/2"])
+        crawler = self.crawl([home], max_tasks=2)
+        assert pages.max_in_flight == 2
+        assert len(crawler.done) == 4
+
+    def test_many_roots(self, pages: PageServer) -> None:
+        roots = [pages.add_page(f"/{n}", []) for n in range(30)]
+        crawler = self.crawl(roots + roots[:5], max_tasks=4)
+        assert {stat.url for stat in crawler.done} == set(roots)
+        assert len(crawler.done) == 30
+
+    def test_root_without_a_host_does_not_stop_the_crawl(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        crawler = self.crawl(["not-a-host", root])
+        assert (root, 200, None) in results(crawler)
+        assert len({stat.url for stat in crawler.done}) == len(crawler.done)
+
+    def test_report_lists_every_url(self, pages: PageServer, tmp_path) -> None:
+        root = pages.add_page("/", ["/a", "/b"])
+        pages.add_redirect("/a", "/c")
+        crawler = self.crawl([root])
+        with open(tmp_path / "report.txt", "w") as file:
+            report(crawler, file)
+        text = (tmp_path / "report.txt").read_text()
+        assert re.search(r"^Finished 4 urls in [\d.]+ secs \(max_tasks=10\)", text, re.M)
+        for url in crawler.seen_urls:
+            assert re.search(f"^{re.escape(url)} ", text, re.M), url
+        assert "Todo: 0" in text and "Done: 4" in text
