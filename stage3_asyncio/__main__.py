@@ -1,0 +1,5 @@
+"""Run stage 3 from the command line: ``python -m stage3_asyncio ROOT...``."""
+
+from shared.cli import main
+
+raise SystemExit(main(stage="asyncio"))
