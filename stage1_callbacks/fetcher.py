@@ -1,0 +1,343 @@
+"""Stage 1's Fetcher: one HTTP request over one non-blocking socket, in callbacks.
+
+A blocking fetch is one function: connect, send, receive until the end,
+return the response.  Without threads, no step may wait, so the function is
+cut into callbacks at each point where it would block (connect, send, recv):
+each step asks the loop to call the next one when the socket is ready, and
+returns.  What the blocking function kept in local variables (the socket,
+the bytes sent so far, the response read so far) now lives on the Fetcher,
+because every callback starts with an empty stack.  The end of the request,
+success or failure, is reported exactly once, to one callback.
+
+Left out compared with asyncio and aiohttp: name lookups in a thread (here
+they block, see ``Resolver``), connecting to several addresses at once
+("happy eyeballs": here they are tried one after another), keep-alive and
+connection pools, proxies, and reading a body into a stream instead of
+memory.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from shared.http import Response, ResponseParser, build_request, request_target
+from stage1_callbacks.loop import EVENT_READ, EVENT_WRITE, EventLoop, Handle
+
+RECV_SIZE = 64 * 1024  # Bytes asked of each recv(); bigger than any TLS record.
+
+Address = tuple[int, int, tuple]  # (family, proto, sockaddr) for socket() and connect().
+
+
+class Resolver:
+    """Look host names up with ``socket.getaddrinfo`` and remember the answers.
+
+    ``getaddrinfo`` blocks: while it waits for a DNS server, the whole loop
+    waits with it, and so does every other fetch.  The operating system
+    offers no non-blocking way to ask, which is why asyncio runs
+    ``getaddrinfo`` in a thread pool (``loop.getaddrinfo``).  Stage 1 has no
+    threads, so it only makes the cost rare: one lookup per host and port
+    for the whole crawl.  Failed lookups are not remembered, so a retry
+    asks again.
+    """
+
+    def __init__(self) -> None:
+        self.addresses: dict[tuple[str, int], list[Address]] = {}
+
+    def resolve(self, host: str, port: int) -> list[Address]:
+        """Return the IPv6 and IPv4 addresses of ``host``, best first.
+
+        Raises socket.gaierror (an OSError) when the name does not resolve.
+        """
+        key = (host, port)
+        if key not in self.addresses:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            self.addresses[key] = [(family, proto, addr) for family, _, proto, _, addr in infos]
+        return self.addresses[key]
+
+
+# --8<-- [start:fetcher]
+class Fetcher:
+    """Fetch one URL over one non-blocking socket, then call ``callback(self)``.
+
+    After the callback, exactly one of ``response`` (a shared.http.Response)
+    and ``exception`` is set.  Network failures arrive as OSError (refused,
+    reset, TimeoutError after ``timeout`` seconds for the whole request,
+    socket.gaierror for a name that does not resolve) or BadResponse.
+    """
+
+    # Everything a blocking fetch keeps in local variables, kept here instead.
+    __slots__ = (
+        "url", "loop", "callback", "timeout", "resolver", "host", "request", "sent",
+        "addresses", "sock", "parser", "timer", "done", "response", "exception",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        url: str,
+        loop: EventLoop,
+        callback: Callable[[Fetcher], object],
+        *,
+        timeout: float,
+        max_size: int,
+        resolver: Resolver,
+    ) -> None:
+        self.url = url
+        self.loop = loop
+        self.callback = callback  # Called once, with this Fetcher, at the end.
+        self.timeout = timeout
+        self.resolver = resolver
+        self.host = ""
+        self.request = memoryview(b"")  # The request's bytes; sliced without copying.
+        self.sent = 0  # How many of them the socket has taken.
+        self.addresses: Iterator[Address] = iter(())  # Addresses not tried yet.
+        self.sock: socket.socket | None = None  # Registered with the loop while set.
+        self.parser = ResponseParser(max_size)  # Holds the answer read so far.
+        self.timer: Handle | None = None  # The timeout for the whole request.
+        self.done = False
+        self.response: Response | None = None
+        self.exception: Exception | None = None
+
+    def __repr__(self) -> str:
+        return f"<Fetcher {self.url} {'done' if self.done else 'running'}>"
+
+    # --8<-- [end:fetcher]
+
+    # --8<-- [start:start]
+    def start(self) -> None:
+        """Start the timeout, look the host up and start connecting; return at once."""
+        self.timer = self.loop.call_later(self.timeout, self.on_timeout)
+        try:
+            self.host, port, _ = request_target(self.url)
+            self.request = memoryview(build_request(self.url))
+            self.addresses = iter(self.resolver.resolve(self.host, port))  # Blocks!
+        except Exception as error:  # A name that does not resolve, a bad URL.
+            self.finish(error)
+            return
+        self.connect(None)
+
+    # --8<-- [end:start]
+
+    # --8<-- [start:connect]
+    def connect(self, error: Exception | None) -> None:
+        """Start connecting to the next address; if none is left, finish with ``error``."""
+        for family, proto, address in self.addresses:  # Resumes after the last one tried.
+            sock = None
+            try:
+                sock = socket.socket(family, socket.SOCK_STREAM, proto)
+                sock.setblocking(False)
+                sock.connect(address)
+            except BlockingIOError:
+                pass  # EINPROGRESS: the connection is under way.
+            except OSError as connect_error:  # Refused at once, out of descriptors...
+                if sock is not None:
+                    sock.close()
+                error = connect_error
+                continue
+            self.sock = sock
+            self.loop.register(sock, EVENT_WRITE, self.on_connected)
+            return  # The socket turns writable once the connection is made, or failed.
+        self.finish(error or OSError(f"no address to connect to for {self.url}"))
+
+    def on_connected(self) -> None:
+        """Check how the connect ended; send the request or try the next address."""
+        assert self.sock is not None
+        try:
+            code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code == 0:
+                self.connected()
+                return
+        except Exception as error:
+            self.finish(error)
+            return
+        self.close_socket()
+        self.connect(OSError(code, os.strerror(code)))  # OSError picks the subclass.
+
+    def connected(self) -> None:
+        """Begin sending the request; the socket is writable already."""
+        self.on_writable()
+
+    # --8<-- [end:connect]
+
+    # --8<-- [start:on_writable]
+    def on_writable(self) -> None:
+        """Send what is left of the request."""
+        assert self.sock is not None
+        try:
+            self.sent += self.sock.send(self.request[self.sent :])
+        except BlockingIOError:
+            pass  # The send buffer is full after all.
+        except Exception as error:  # Reset by the server, or a bug.
+            self.finish(error)
+            return
+        self.after_send()
+
+    def after_send(self) -> None:
+        """Wait to send the rest of the request or, once it is all sent, to read."""
+        assert self.sock is not None
+        if self.sent < len(self.request):
+            self.loop.modify(self.sock, EVENT_WRITE, self.on_writable)  # Partial send.
+        else:
+            self.loop.modify(self.sock, EVENT_READ, self.on_readable)
+
+    # --8<-- [end:on_writable]
+
+    # --8<-- [start:on_readable]
+    def on_readable(self) -> None:
+        """Read the next piece of the response."""
+        assert self.sock is not None
+        try:
+            data = self.sock.recv(RECV_SIZE)
+        except BlockingIOError:
+            return  # Nothing to read after all; wait again.
+        except Exception as error:  # Reset by the server, or a bug.
+            self.finish(error)
+            return
+        self.received(data)
+
+    def received(self, data: bytes) -> None:
+        """Feed ``data`` (empty at the end of the connection) to the parser."""
+        try:
+            if data:
+                self.parser.feed_data(data)  # Stops at max_size; see the parser.
+            else:
+                self.parser.feed_eof()  # Raises BadResponse if the response is cut short.
+            if self.parser.done:
+                self.finish(self.parser.response())
+        except Exception as error:  # BadResponse, or a bug.
+            self.finish(error)
+
+    # --8<-- [end:on_readable]
+
+    # --8<-- [start:finish]
+    def on_timeout(self) -> None:
+        """Give up: the request took longer than ``timeout`` seconds in all."""
+        self.finish(TimeoutError(f"no complete response within {self.timeout} seconds"))
+
+    def finish(self, result: Response | Exception) -> None:
+        """Close up, then report ``result`` to the callback on the next turn of the loop.
+
+        The callback is scheduled, never called from here: ``finish`` may run
+        inside ``start()``, and a callback that ran there would run inside its
+        caller, with that caller's state half updated.  (asyncio's futures
+        schedule their callbacks for the same reason.)
+        """
+        if self.done:
+            return  # Reported already: never call back twice.
+        self.close()
+        if isinstance(result, Response):
+            self.response = result
+        else:
+            self.exception = result
+        self.loop.call_soon(self.callback, self)
+
+    def close(self) -> None:
+        """Cancel the timeout and close the socket, without calling back."""
+        self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.close_socket()
+
+    def close_socket(self) -> None:
+        """Unregister the socket from the loop and close it, if there is one."""
+        if self.sock is not None:
+            self.loop.unregister(self.sock)
+            self.sock.close()
+            self.sock = None
+
+    # --8<-- [end:finish]
+
+
+# --8<-- [start:https]
+class HttpsFetcher(Fetcher):
+    """A Fetcher for https URLs: a TLS handshake after connecting, then the same steps.
+
+    The socket is wrapped with ``do_handshake_on_connect=False``, so the
+    handshake, ``send`` and ``recv`` never block: they raise
+    SSLWantReadError or SSLWantWriteError instead, because TLS sometimes
+    has to read before it can write and the other way round.  Each step then
+    waits for what the error names and runs again.  A certificate that does
+    not verify fails the fetch with ssl.SSLCertVerificationError.
+    """
+
+    __slots__ = ("ssl_context",)
+
+    def __init__(
+        self,
+        url: str,
+        loop: EventLoop,
+        callback: Callable[[Fetcher], object],
+        *,
+        ssl_context: ssl.SSLContext,
+        **options: Any,
+    ) -> None:
+        super().__init__(url, loop, callback, **options)
+        self.ssl_context = ssl_context
+
+    def connected(self) -> None:
+        """Wrap the connected socket in TLS and begin the handshake."""
+        plain, self.sock = self.sock, None
+        assert plain is not None
+        self.loop.unregister(plain)  # The TLS socket takes its file descriptor over.
+        try:
+            self.sock = self.ssl_context.wrap_socket(
+                plain, server_hostname=self.host, do_handshake_on_connect=False
+            )
+        except Exception as error:
+            self.finish(error)
+            return
+        finally:
+            plain.close()  # Detached by wrap_socket when it succeeded: closes nothing then.
+        self.loop.register(self.sock, EVENT_WRITE, self.on_handshake)
+        self.on_handshake()
+
+    def on_handshake(self) -> None:
+        """Take the handshake one step further; once it is done, send the request."""
+        assert isinstance(self.sock, ssl.SSLSocket)
+        try:
+            self.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self.loop.modify(self.sock, EVENT_READ, self.on_handshake)
+        except ssl.SSLWantWriteError:
+            self.loop.modify(self.sock, EVENT_WRITE, self.on_handshake)
+        except Exception as error:  # A certificate that does not verify, a reset.
+            self.finish(error)
+        else:
+            self.on_writable()
+
+    def on_writable(self) -> None:
+        """Send what is left of the request through TLS."""
+        assert self.sock is not None
+        try:
+            self.sent += self.sock.send(self.request[self.sent :])
+        except ssl.SSLWantWriteError:
+            pass
+        except ssl.SSLWantReadError:
+            self.loop.modify(self.sock, EVENT_READ, self.on_writable)
+            return
+        except Exception as error:
+            self.finish(error)
+            return
+        self.after_send()
+
+    def on_readable(self) -> None:
+        """Read the next piece of the response through TLS."""
+        assert self.sock is not None
+        try:
+            data = self.sock.recv(RECV_SIZE)  # One whole TLS record at most.
+        except ssl.SSLWantReadError:
+            return  # Only part of a TLS record has arrived.
+        except ssl.SSLWantWriteError:
+            self.loop.modify(self.sock, EVENT_WRITE, self.on_readable)
+            return
+        except Exception as error:
+            self.finish(error)
+            return
+        self.loop.modify(self.sock, EVENT_READ, self.on_readable)  # After a WantWrite.
+        self.received(data)
+
+
+# --8<-- [end:https]
