@@ -1,0 +1,221 @@
+"""Stage 2: the crawler as generator coroutines on a loop of our own.
+
+Stage 1 split every fetch into callbacks that handed state to each other.
+Here each fetch is one generator function that reads top to bottom, as the
+500 Lines chapter's second part does: ``fetch`` retries ``request``, which
+connects, sends and reads with ``yield from`` wherever it must wait, and the
+``Task`` that drives it resumes it when the socket is ready.  The crawl is
+the one of stage 3: a queue of ``(url, max_redirect)`` pairs, ``max_tasks``
+workers that take URLs from it, and ``crawl()`` that waits until the queue
+is joined.  The loop, futures, tasks, queue and ``wait_for`` are this
+stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``queues.py``), with
+asyncio's names, so that stage 3 only swaps them for the real ones.
+
+What is left out compared with stage 3: keep-alive connections (each
+request opens a connection and the server closes it, HTTP/1.0) and name
+resolution in a thread (see ``Crawler.resolve``).  https is supported with
+the standard ``ssl`` module over the same non-blocking sockets.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+import time
+from collections.abc import Generator
+from typing import Any
+
+from shared.crawling import CrawlerBase
+from shared.http import BadResponse, ResponseParser, build_request, request_target
+from shared.stats import failure
+from stage2_generators import loop as event_loop
+from stage2_generators.queues import Queue
+from stage2_generators.tasks import create_task, gather, wait_for
+
+LOGGER = logging.getLogger("stage2_generators")
+RECV_SIZE = 64 * 1024  # Bytes asked of the socket at a time.
+
+Coroutine = Generator[Any, None, Any]
+
+
+# --8<-- [start:crawler]
+class Crawler(CrawlerBase):
+    """Crawl the web from ``roots`` with a queue and a pool of worker tasks."""
+
+    logger = LOGGER
+
+    def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
+        super().__init__(roots, **options)
+        self.q: Queue = Queue()
+        self.addresses: dict[tuple[str, int], list[tuple]] = {}  # See resolve().
+        self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
+
+    def add_url(self, url: str, max_redirect: int | None = None) -> None:
+        """Mark ``url`` seen and queue it with its redirect budget."""
+        if max_redirect is None:
+            max_redirect = self.max_redirect
+        LOGGER.debug("adding %s %d", url, max_redirect)
+        self.seen_urls.add(url)
+        self.q.put_nowait((url, max_redirect))
+
+    # --8<-- [end:crawler]
+
+    # --8<-- [start:crawl]
+    def crawl(self) -> Coroutine:
+        """Run the crawl until every queued URL is done."""
+        workers = [create_task(self.work()) for _ in range(self.max_tasks)]
+        self.t0 = time.time()
+        self.add_roots()
+        try:
+            yield from self.q.join()
+        finally:
+            self.t1 = time.time()
+            for worker in workers:
+                worker.cancel()
+            yield from gather(*workers, return_exceptions=True)
+
+    # --8<-- [end:crawl]
+
+    # --8<-- [start:work]
+    def work(self) -> Coroutine:
+        """Take URLs from the queue and fetch them, until cancelled."""
+        while True:
+            url, max_redirect = yield from self.q.get()
+            try:
+                yield from self.fetch(url, max_redirect)
+            except Exception as error:  # A bug, not a network error: keep going.
+                self.record_crash(url, error)
+            finally:
+                self.q.task_done()
+
+    # --8<-- [end:work]
+
+    # --8<-- [start:fetch]
+    def fetch(self, url: str, max_redirect: int) -> Coroutine:
+        """Fetch one URL, retrying network failures, and record the outcome."""
+        exception: BaseException | None = None
+        for attempt in range(self.max_tries):
+            try:
+                response = yield from wait_for(self.request(url), self.timeout)
+            except (OSError, BadResponse, TimeoutError) as error:
+                LOGGER.info("try %d for %s raised %r", attempt, url, error)
+                exception = error
+                continue
+            if attempt > 0:
+                LOGGER.info("try %d for %s success", attempt, url)
+            self.handle_response(url, max_redirect, response)
+            return
+        LOGGER.error("%s failed after %d tries", url, self.max_tries)
+        self.record_statistic(failure(url, exception or TimeoutError()))
+
+    # --8<-- [end:fetch]
+
+    # --8<-- [start:request]
+    def request(self, url: str) -> Coroutine:
+        """GET ``url`` once over a new connection, without following redirects.
+
+        Raises OSError (including ssl.SSLError) or BadResponse.
+        """
+        loop = event_loop.get_running_loop()
+        host, port, _ = request_target(url)
+        self.in_flight += 1
+        try:
+            sock = yield from self.connect(host, port, url.startswith("https:"))
+            with sock:
+                yield from loop.sock_sendall(sock, build_request(url))
+                return (yield from self.read_all(sock))
+        finally:
+            self.in_flight -= 1
+
+    # --8<-- [end:request]
+
+    # --8<-- [start:read_all]
+    def read_all(self, sock: socket.socket) -> Coroutine:
+        """Read one response from ``sock`` until it is complete.
+
+        Reads a body up to ``max_size`` bytes and stops there.  Raises
+        OSError, or BadResponse when the server closes the connection early.
+        """
+        loop = event_loop.get_running_loop()
+        parser = ResponseParser(self.max_size)
+        while not parser.done:
+            chunk = yield from loop.sock_recv(sock, RECV_SIZE)
+            if chunk:
+                parser.feed_data(chunk)
+            else:
+                parser.feed_eof()
+        return parser.response()
+
+    # --8<-- [end:read_all]
+
+    # --8<-- [start:connect]
+    def connect(self, host: str, port: int, use_tls: bool) -> Coroutine:
+        """Return a socket connected to ``host``, trying each of its addresses.
+
+        Raises OSError (ssl.SSLError for a failed TLS handshake).
+        """
+        loop = event_loop.get_running_loop()
+        error: OSError | None = None
+        for family, type_, proto, _, address in self.resolve(host, port):
+            sock = socket.socket(family, type_, proto)
+            try:
+                sock.setblocking(False)
+                yield from loop.sock_connect(sock, address)
+                if use_tls:
+                    sock = self.wrap_tls(sock, host)
+                    yield from loop.sock_do_handshake(sock)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+            except BaseException:  # Cancelled: leave no socket open.
+                sock.close()
+                raise
+        raise error or OSError(f"no address for {host}")
+
+    # --8<-- [end:connect]
+
+    def resolve(self, host: str, port: int) -> list[tuple]:
+        """Return the addresses of ``host`` from a cache, asking the resolver once.
+
+        ``getaddrinfo`` blocks: while it waits for a DNS server, the whole
+        loop waits too.  asyncio therefore runs it in a thread pool.  This
+        stage keeps the blocking call but asks once per host and port for the
+        whole crawl, which for a crawl of few hosts costs about the same.
+        Raises OSError (socket.gaierror) when the name does not resolve.
+        """
+        key = (host, port)
+        if key not in self.addresses:
+            self.addresses[key] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return self.addresses[key]
+
+    def wrap_tls(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
+        """Return ``sock`` wrapped for TLS, handshake not yet done."""
+        if self.ssl_context is None:
+            self.ssl_context = ssl.create_default_context()
+        return self.ssl_context.wrap_socket(
+            sock, server_hostname=host, do_handshake_on_connect=False
+        )
+
+
+# --8<-- [start:entry]
+def run(crawler: Crawler) -> Crawler:
+    """Run ``crawler`` to completion on a new event loop, then close the loop.
+
+    On Ctrl+C the crawl is cancelled, its sockets closed and the loop closed
+    before KeyboardInterrupt goes on to the caller.
+    """
+    try:
+        event_loop.run(crawler.crawl())
+    finally:
+        crawler.t1 = crawler.t1 or time.time()
+    return crawler
+
+
+def crawl(roots, **options) -> Crawler:  # noqa: ANN001 - see CrawlerBase
+    """Crawl from ``roots`` to completion and return the finished Crawler."""
+    return run(Crawler(roots, **options))
+
+
+# --8<-- [end:entry]

@@ -1,0 +1,451 @@
+"""The event loop: a queue of ready callbacks, a heap of timers, a selector.
+
+Stage 1's loop only waited on sockets and called the callback registered
+for each.  This loop is a small ``asyncio`` event loop: besides sockets it
+keeps timers (``call_later``), runs callbacks that are ready now
+(``call_soon``), creates futures and tasks, and runs until a future is done
+(``run_until_complete``).  On top of the selector it offers coroutine
+helpers that wait for a socket without blocking, ``sock_connect``,
+``sock_sendall`` and ``sock_recv``, like the chapter's ``read`` and
+``read_all``: each registers a future with the selector and yields from it.
+
+Left out compared with asyncio: ``call_soon_threadsafe`` and everything else
+that other threads or signals would need (there is no self-pipe), transports
+and protocols, ``getaddrinfo`` in a thread pool, subprocesses, async
+generators' shutdown, and debug mode.  One thing is added: when nothing is
+ready, no timer is set and no socket is watched, ``run_forever`` raises
+RuntimeError where asyncio would wait forever (nothing could ever wake this
+loop up, so waiting would be a hang).
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import selectors
+import socket
+import ssl
+import time
+import types
+import weakref
+from collections.abc import Callable, Generator
+from typing import Any
+
+from stage2_generators.events import (
+    Handle,
+    TimerHandle,
+    _get_running_loop,
+    _set_running_loop,
+    default_exception_handler,
+    get_running_loop,
+)
+from stage2_generators.futures import Future
+from stage2_generators.tasks import Coroutine, Task, all_tasks, ensure_future, gather
+
+__all__ = ["EventLoop", "get_running_loop", "run"]
+
+MAXIMUM_SELECT_TIMEOUT = 24 * 3600  # Some selectors refuse longer timeouts.
+# When more than this many timers wait and more than this fraction of them
+# are cancelled, the heap is rebuilt without them (see _drop_cancelled_timers).
+MIN_SCHEDULED_TIMER_HANDLES = 100
+MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
+
+
+class EventLoop:
+    """Run callbacks, timers and coroutines until told to stop."""
+
+    def __init__(self) -> None:
+        self._ready: collections.deque[Handle] = collections.deque()
+        self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
+        self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
+        self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
+        self._clock_resolution = time.get_clock_info("monotonic").resolution
+        self._stopping = False
+        self._running = False
+        self._closed = False
+        self._exception_handler = default_exception_handler
+        self._tasks: weakref.WeakSet[Task] = weakref.WeakSet()  # For all_tasks().
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} running={self._running} closed={self._closed}>"
+
+    # --8<-- [start:schedule]
+    def time(self) -> float:
+        """Return the loop's clock: seconds on a monotonic clock."""
+        return time.monotonic()
+
+    def call_soon(self, callback: Callable[..., object], *args: Any) -> Handle:
+        """Call ``callback(*args)`` on the next iteration.  Raises RuntimeError if closed."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        handle = Handle(callback, args, self)
+        self._ready.append(handle)
+        return handle
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
+        """Call ``callback(*args)`` in ``delay`` seconds.  Raises RuntimeError if closed."""
+        return self.call_at(self.time() + delay, callback, *args)
+
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> TimerHandle:
+        """Call ``callback(*args)`` at loop time ``when``.  Raises RuntimeError if closed."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        timer = TimerHandle(when, callback, args, self)
+        heapq.heappush(self._scheduled, timer)
+        timer._scheduled = True
+        return timer
+
+    def _timer_handle_cancelled(self, handle: TimerHandle) -> None:
+        """Count a cancelled timer that still sits in the heap."""
+        self._timer_cancelled_count += 1
+
+    # --8<-- [end:schedule]
+
+    def create_future(self) -> Future:
+        """Return a new pending Future attached to this loop."""
+        return Future(loop=self)
+
+    def create_task(self, coro: Coroutine) -> Task:
+        """Wrap ``coro`` in a Task that starts on the next iteration."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        return Task(coro, loop=self)
+
+    def set_exception_handler(self, handler: Callable[[dict[str, Any]], object] | None) -> None:
+        """Use ``handler(context)`` for errors nobody caught; None: log them."""
+        self._exception_handler = handler or default_exception_handler
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        """Report an error that a callback raised (by default: log it)."""
+        self._exception_handler(context)
+
+    # --8<-- [start:run]
+    def run_forever(self) -> None:
+        """Run iterations until stop() is called.  Raises RuntimeError if already running."""
+        if self._running:
+            raise RuntimeError("This event loop is already running")
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        if _get_running_loop() is not None:
+            raise RuntimeError("Cannot run the event loop while another loop is running")
+        self._running = True
+        _set_running_loop(self)
+        try:
+            while True:
+                self._run_once()
+                if self._stopping:
+                    break
+        finally:
+            self._stopping = False
+            self._running = False
+            _set_running_loop(None)
+
+    def run_until_complete(self, future: Future | Coroutine) -> Any:
+        """Run until ``future`` (or the task made from a coroutine) is done.
+
+        Return its result or raise its exception.  Raises RuntimeError if
+        the loop stopped before the future was done.
+        """
+        if self._closed or self._running:
+            raise RuntimeError(f"Cannot run {self!r} until complete")
+        future = ensure_future(future, loop=self)
+        future.add_done_callback(_run_until_complete_cb)
+        try:
+            self.run_forever()
+        finally:
+            future.remove_done_callback(_run_until_complete_cb)
+        if not future.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return future.result()
+
+    def stop(self) -> None:
+        """Stop after the callbacks that are ready now have run."""
+        self._stopping = True
+
+    def is_running(self) -> bool:
+        """Tell whether the loop is running."""
+        return self._running
+
+    def is_closed(self) -> bool:
+        """Tell whether the loop was closed."""
+        return self._closed
+
+    def close(self) -> None:
+        """Drop pending callbacks and close the selector.  Raises RuntimeError if running."""
+        if self._running:
+            raise RuntimeError("Cannot close a running event loop")
+        if self._closed:
+            return
+        self._closed = True
+        self._ready.clear()
+        self._scheduled.clear()
+        self._selector.close()
+        self._selector = None
+
+    # --8<-- [end:run]
+
+    # --8<-- [start:run_once]
+    def _run_once(self) -> None:
+        """Run one iteration: wait for I/O or a timer, then run what is ready."""
+        self._drop_cancelled_timers()
+        events = self._selector.select(self._select_timeout())
+        for key, mask in events:
+            reader, writer = key.data
+            if mask & selectors.EVENT_READ and reader is not None:
+                self._ready.append(reader)
+            if mask & selectors.EVENT_WRITE and writer is not None:
+                self._ready.append(writer)
+        end_time = self.time() + self._clock_resolution
+        while self._scheduled and self._scheduled[0]._when < end_time:
+            timer = heapq.heappop(self._scheduled)
+            timer._scheduled = False
+            if timer._cancelled:
+                self._timer_cancelled_count -= 1
+            else:
+                self._ready.append(timer)
+        # This is the only place where callbacks are called.  Only those
+        # that are ready now run: the ones they schedule wait for the next
+        # iteration, so I/O is polled in between and none can starve it.
+        for _ in range(len(self._ready)):
+            handle = self._ready.popleft()
+            if not handle._cancelled:
+                handle._run()
+
+    def _select_timeout(self) -> float | None:
+        """Return how long select() may wait: until the first timer, or forever.
+
+        Raises RuntimeError when nothing could ever end the wait.
+        """
+        if self._ready or self._stopping:
+            return 0
+        if self._scheduled:
+            delay = self._scheduled[0]._when - self.time()
+            return min(max(delay, 0), MAXIMUM_SELECT_TIMEOUT)
+        if not self._selector.get_map():
+            raise RuntimeError(
+                "the event loop has nothing to wait for: no callback is ready, "
+                "no timer is set and no socket is watched (every task is stuck)"
+            )
+        return None
+
+    def _drop_cancelled_timers(self) -> None:
+        """Remove cancelled timers: from the top of the heap, or all at once.
+
+        Cancelling a timer only marks it, which costs nothing; it leaves the
+        heap when it reaches the top.  If cancelled timers pile up (more
+        than half of the heap), the heap is rebuilt without them: a full
+        pass, but one paid for by the cancellations since the last rebuild.
+        """
+        count = len(self._scheduled)
+        if (
+            count > MIN_SCHEDULED_TIMER_HANDLES
+            and self._timer_cancelled_count / count > MIN_CANCELLED_TIMER_HANDLES_FRACTION
+        ):
+            for timer in self._scheduled:
+                timer._scheduled = not timer._cancelled
+            self._scheduled = [timer for timer in self._scheduled if timer._scheduled]
+            heapq.heapify(self._scheduled)
+            self._timer_cancelled_count = 0
+        while self._scheduled and self._scheduled[0]._cancelled:
+            heapq.heappop(self._scheduled)._scheduled = False
+            self._timer_cancelled_count -= 1
+
+    # --8<-- [end:run_once]
+
+    # --8<-- [start:readers]
+    def add_reader(
+        self, fd: int | socket.socket, callback: Callable[..., object], *args: Any
+    ) -> Handle:
+        """Call ``callback(*args)`` whenever ``fd`` is readable.  Raises RuntimeError if closed."""
+        return self._add_handle(fd, selectors.EVENT_READ, Handle(callback, args, self))
+
+    def add_writer(
+        self, fd: int | socket.socket, callback: Callable[..., object], *args: Any
+    ) -> Handle:
+        """Call ``callback(*args)`` whenever ``fd`` is writable.  Raises RuntimeError if closed."""
+        return self._add_handle(fd, selectors.EVENT_WRITE, Handle(callback, args, self))
+
+    def remove_reader(self, fd: int | socket.socket) -> bool:
+        """Stop watching ``fd`` for reading; return False if it was not watched."""
+        return self._remove_handle(fd, selectors.EVENT_READ)
+
+    def remove_writer(self, fd: int | socket.socket) -> bool:
+        """Stop watching ``fd`` for writing; return False if it was not watched."""
+        return self._remove_handle(fd, selectors.EVENT_WRITE)
+
+    def _add_handle(self, fd: int | socket.socket, event: int, handle: Handle) -> Handle:
+        """Register ``handle`` for ``event`` on ``fd``, replacing an earlier one."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        try:
+            key = self._selector.get_key(fd)
+        except KeyError:
+            handles = (handle, None) if event == selectors.EVENT_READ else (None, handle)
+            self._selector.register(fd, event, handles)
+            return handle
+        reader, writer = key.data
+        if event == selectors.EVENT_READ:
+            old, handles = reader, (handle, writer)
+        else:
+            old, handles = writer, (reader, handle)
+        self._selector.modify(fd, key.events | event, handles)
+        if old is not None:
+            old.cancel()
+        return handle
+
+    def _remove_handle(self, fd: int | socket.socket, event: int) -> bool:
+        """Unregister the handle for ``event`` on ``fd``; False if there was none."""
+        if self._closed:
+            return False
+        try:
+            key = self._selector.get_key(fd)
+        except KeyError:
+            return False
+        reader, writer = key.data
+        if event == selectors.EVENT_READ:
+            old, handles = reader, (None, writer)
+        else:
+            old, handles = writer, (reader, None)
+        if old is None:
+            return False
+        if key.events == event:
+            self._selector.unregister(fd)
+        else:
+            self._selector.modify(fd, key.events & ~event, handles)
+        old.cancel()
+        return True
+
+    # --8<-- [end:readers]
+
+    # --8<-- [start:sock]
+    @types.coroutine
+    def _wait_readable(self, sock: socket.socket) -> Generator[Any, None, None]:
+        """Wait until ``sock`` has data to read, or its peer closed it."""
+        fd = sock.fileno()
+        future = self.create_future()
+        self.add_reader(fd, _wake, future)
+        try:
+            yield from future
+        finally:
+            self.remove_reader(fd)
+
+    @types.coroutine
+    def _wait_writable(self, sock: socket.socket) -> Generator[Any, None, None]:
+        """Wait until ``sock`` has room to send, or its connection attempt ended."""
+        fd = sock.fileno()
+        future = self.create_future()
+        self.add_writer(fd, _wake, future)
+        try:
+            yield from future
+        finally:
+            self.remove_writer(fd)
+
+    @types.coroutine
+    def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
+        """Connect the non-blocking ``sock`` to a resolved ``address``.  Raises OSError."""
+        try:
+            sock.connect(address)
+        except BlockingIOError:  # The kernel goes on connecting; wait for it.
+            yield from self._wait_writable(sock)
+            error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if error:
+                raise OSError(error, f"Connect call failed {address}") from None
+
+    @types.coroutine
+    def sock_sendall(self, sock: socket.socket, data: bytes) -> Generator[Any, None, None]:
+        """Send all of ``data``, waiting whenever the socket's buffer is full.
+
+        Raises OSError.  Works on a non-blocking ``ssl.SSLSocket`` too.
+        """
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[sock.send(view) :]
+            except (BlockingIOError, ssl.SSLWantWriteError):
+                yield from self._wait_writable(sock)
+            except ssl.SSLWantReadError:  # TLS needs to read first.
+                yield from self._wait_readable(sock)
+
+    # --8<-- [start:sock_recv]
+    @types.coroutine
+    def sock_recv(self, sock: socket.socket, nbytes: int) -> Generator[Any, None, bytes]:
+        """Return up to ``nbytes`` bytes from ``sock``, b"" once the peer closed it.
+
+        Tries at once and waits only if nothing has arrived yet.  Raises
+        OSError.  Works on a non-blocking ``ssl.SSLSocket`` too.
+        """
+        while True:
+            try:
+                return sock.recv(nbytes)
+            except (BlockingIOError, ssl.SSLWantReadError):
+                yield from self._wait_readable(sock)
+            except ssl.SSLWantWriteError:  # TLS needs to send first.
+                yield from self._wait_writable(sock)
+
+    # --8<-- [end:sock_recv]
+
+    @types.coroutine
+    def sock_do_handshake(self, sock: ssl.SSLSocket) -> Generator[Any, None, None]:
+        """Complete the TLS handshake of a non-blocking ``sock``.  Raises OSError.
+
+        Not in asyncio, which speaks TLS through its transports instead.
+        """
+        while True:
+            try:
+                sock.do_handshake()
+                return
+            except ssl.SSLWantReadError:
+                yield from self._wait_readable(sock)
+            except ssl.SSLWantWriteError:
+                yield from self._wait_writable(sock)
+
+    # --8<-- [end:sock]
+
+
+def _wake(future: Future) -> None:
+    """Mark ``future`` done; the selector may report a socket more than once."""
+    if not future.done():
+        future.set_result(None)
+
+
+def _run_until_complete_cb(future: Future) -> None:
+    """Stop the loop of ``future``: the done callback of run_until_complete."""
+    future.get_loop().stop()
+
+
+# --8<-- [start:run_main]
+def run(main: Coroutine) -> Any:
+    """Run the coroutine ``main`` on a new event loop, then close the loop.
+
+    Whatever ``main`` left running is cancelled and allowed to clean up
+    first (close its sockets), as ``asyncio.run`` does, also when ``main``
+    raised or Ctrl+C interrupted it.  Raises RuntimeError when called while
+    a loop runs in this thread; else returns or raises what ``main`` does.
+    """
+    if _get_running_loop() is not None:
+        raise RuntimeError("run() cannot be called from a running event loop")
+    loop = EventLoop()
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            _cancel_all_tasks(loop)
+        finally:
+            loop.close()
+
+
+def _cancel_all_tasks(loop: EventLoop) -> None:
+    """Cancel every task of ``loop`` that is not done and run until they are."""
+    tasks = all_tasks(loop)
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(gather(*tasks, return_exceptions=True))
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            message = "unhandled exception during run() shutdown"
+            loop.call_exception_handler({"message": message, "exception": task.exception()})
+
+
+# --8<-- [end:run_main]

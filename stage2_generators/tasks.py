@@ -1,0 +1,325 @@
+"""Tasks: the driver that runs a coroutine one step at a time.
+
+A coroutine cannot run itself: something must call ``send()`` to start it,
+take the future it yields, and call ``send()`` again once that future is
+done.  That something is a ``Task``, which is itself a future, done when
+its coroutine returns or raises.  On top of tasks this module builds
+``sleep``, ``gather`` and ``wait_for``, with the names and the meaning of
+their asyncio counterparts.
+
+Left out compared with asyncio: ``current_task()``, task names by number,
+``cancelling()`` / ``uncancel()``, ``shield``, ``wait``, ``as_completed``,
+``TaskGroup`` and eager tasks.  The coroutines here (``sleep``,
+``wait_for``) are generators, so that the crawler's generators can use them
+with ``yield from``; ``@types.coroutine`` marks them so that ``async def``
+code can ``await`` them too.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Awaitable, Generator
+from typing import TYPE_CHECKING, Any
+
+from stage2_generators.events import get_running_loop
+from stage2_generators.futures import CancelledError, Future, InvalidStateError
+
+if TYPE_CHECKING:
+    from stage2_generators.loop import EventLoop
+
+Coroutine = Generator[Any, None, Any] | types.CoroutineType
+
+
+class Task(Future):
+    """Run a generator or a native coroutine on the loop, as a Future."""
+
+    # The invariant: until the task is done, it is either scheduled to take
+    # its next step (a call to _step waits in the loop's ready queue) or
+    # parked on exactly one future, _fut_waiter, whose done callback
+    # (_wakeup) schedules that step.  Never both, never neither.
+
+    def __init__(self, coro: Coroutine, *, loop: EventLoop | None = None) -> None:
+        if not isinstance(coro, (types.GeneratorType, types.CoroutineType)):
+            raise TypeError(f"a coroutine or generator was expected, got {coro!r}")
+        super().__init__(loop=loop)
+        self._coro = coro
+        self._fut_waiter: Future | None = None
+        self._must_cancel = False  # Throw CancelledError in at the next step.
+        self._loop.call_soon(self._step)
+        self._loop._tasks.add(self)
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f" coro={self._coro.__qualname__}>"
+
+    def get_coro(self) -> Coroutine:
+        """Return the coroutine the task runs."""
+        return self._coro
+
+    def set_result(self, result: Any) -> None:
+        """Refuse: only the coroutine decides a task's result.  Raises RuntimeError."""
+        raise RuntimeError("Task does not support set_result operation")
+
+    def set_exception(self, exception: BaseException | type[BaseException]) -> None:
+        """Refuse: only the coroutine decides a task's outcome.  Raises RuntimeError."""
+        raise RuntimeError("Task does not support set_exception operation")
+
+    # --8<-- [start:cancel]
+    def cancel(self, msg: str | None = None) -> bool:
+        """Ask the coroutine to stop: throw CancelledError in where it waits.
+
+        Return False if the task is done already.  The coroutine may catch
+        the error and go on; the task is only cancelled once it lets it out.
+        """
+        if self.done():
+            return False
+        self._cancel_message = msg
+        if self._fut_waiter is not None and self._fut_waiter.cancel(msg=msg):
+            # Cancelling the future wakes the task (see _wakeup), which then
+            # finds the future cancelled and throws CancelledError in.
+            return True
+        self._must_cancel = True  # Its next step is scheduled: make it throw.
+        return True
+
+    # --8<-- [end:cancel]
+
+    # --8<-- [start:step]
+    def _step(self, exc: BaseException | None = None) -> None:
+        """Run the coroutine until it yields a future, returns or raises."""
+        if self.done():
+            raise InvalidStateError(f"_step(): already done: {self!r}")
+        if self._must_cancel:
+            if not isinstance(exc, CancelledError):
+                exc = self._make_cancelled_error()
+            self._must_cancel = False
+        self._fut_waiter = None
+        try:
+            result = self._coro.send(None) if exc is None else self._coro.throw(exc)
+        except StopIteration as stop:
+            super().set_result(stop.value)
+        except CancelledError as error:
+            super().cancel(msg=error.args[0] if error.args else None)
+        except (KeyboardInterrupt, SystemExit) as error:
+            super().set_exception(error)
+            raise  # Let Ctrl+C reach whoever runs the loop.
+        except BaseException as error:
+            super().set_exception(error)
+        else:
+            self._wait_on(result)
+
+    def _wait_on(self, result: object) -> None:
+        """Park the task on the future the coroutine yielded, or reschedule it."""
+        if isinstance(result, Future) and result._blocking:
+            result._blocking = False
+            if result is self or result._loop is not self._loop:
+                self._loop.call_soon(self._step, _bad_yield(self, result))
+                return
+            self._fut_waiter = result
+            result.add_done_callback(self._wakeup)
+            if self._must_cancel and result.cancel(msg=self._cancel_message):
+                self._must_cancel = False  # cancel() came while the step ran.
+        elif result is None:
+            self._loop.call_soon(self._step)  # A bare ``yield``: one turn for others.
+        else:
+            self._loop.call_soon(self._step, _bad_yield(self, result))
+
+    def _wakeup(self, future: Future) -> None:
+        """Resume the coroutine now that the future it waited on is done."""
+        try:
+            future.result()
+        except BaseException as error:
+            # Thrown in at the yield inside Future.__iter__, so the traceback
+            # shows where the coroutine was waiting.
+            self._step(error)
+        else:
+            self._step()  # __iter__ fetches the result itself.
+
+    # --8<-- [end:step]
+
+
+def _bad_yield(task: Task, result: object) -> RuntimeError:
+    """Return the error thrown into a coroutine that yielded ``result``."""
+    if result is task:
+        return RuntimeError(f"Task cannot await on itself: {task!r}")
+    if isinstance(result, Future) and result._loop is not task._loop:
+        return RuntimeError(f"Task {task!r} got Future {result!r} attached to another loop")
+    if isinstance(result, Future):
+        return RuntimeError(
+            f"yield was used instead of yield from in task {task!r} with {result!r}"
+        )
+    return RuntimeError(
+        f"Task got bad yield: {result!r} (a coroutine may only yield from futures "
+        "or other coroutines)"
+    )
+
+
+def create_task(coro: Coroutine) -> Task:
+    """Wrap ``coro`` in a Task on the running loop.  Raises RuntimeError if none runs."""
+    return get_running_loop().create_task(coro)
+
+
+def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
+    """Return ``aw`` if it is a Future, else a Task running it.
+
+    Raises TypeError for anything else.
+    """
+    if isinstance(aw, Future):
+        return aw
+    if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
+        return (loop or get_running_loop()).create_task(aw)
+    raise TypeError(f"a Future, a coroutine or a generator is required, not {aw!r}")
+
+
+def all_tasks(loop: EventLoop | None = None) -> set[Task]:
+    """Return the tasks of ``loop`` (default: the running one) that are not done."""
+    loop = loop or get_running_loop()
+    return {task for task in loop._tasks if not task.done()}
+
+
+# --8<-- [start:sleep]
+@types.coroutine
+def sleep(delay: float, result: Any = None) -> Generator[Any, None, Any]:
+    """Suspend the calling coroutine for ``delay`` seconds, then return ``result``."""
+    if delay <= 0:
+        yield  # Give every other ready callback one turn, as asyncio.sleep(0).
+        return result
+    loop = get_running_loop()
+    future = loop.create_future()
+    handle = loop.call_later(delay, _set_result_unless_done, future, result)
+    try:
+        return (yield from future)
+    finally:
+        handle.cancel()  # Drop the timer if we were cancelled early.
+
+
+def _set_result_unless_done(future: Future, result: Any) -> None:
+    """Set the result of ``future`` unless it was cancelled meanwhile."""
+    if not future.done():
+        future.set_result(result)
+
+
+# --8<-- [end:sleep]
+
+
+# --8<-- [start:gather]
+class _GatheringFuture(Future):
+    """The future ``gather`` returns: cancelling it cancels its children."""
+
+    def __init__(self, children: list[Future], *, loop: EventLoop) -> None:
+        super().__init__(loop=loop)
+        self._children = children
+        self._cancel_requested = False
+
+    def cancel(self, msg: str | None = None) -> bool:
+        """Cancel every child that is not done; False if none could be."""
+        if self.done():
+            return False
+        cancelled = [child.cancel(msg=msg) for child in self._children]
+        self._cancel_requested = self._cancel_requested or any(cancelled)
+        return any(cancelled)
+
+
+def gather(*aws: Awaitable | Coroutine, return_exceptions: bool = False) -> Future:
+    """Run ``aws`` concurrently; return a future of the list of their results.
+
+    Without return_exceptions, the first exception of a child becomes the
+    outcome of the gathering future (the other children keep running).
+    """
+    loop = next((aw._loop for aw in aws if isinstance(aw, Future)), None)
+    loop = loop or get_running_loop()
+    children = [ensure_future(aw, loop=loop) for aw in aws]
+    outer = _GatheringFuture(children, loop=loop)
+    if not children:
+        outer.set_result([])
+    distinct = list(dict.fromkeys(children))  # The same future may be passed twice.
+    pending = len(distinct)
+
+    def child_done(child: Future) -> None:
+        nonlocal pending
+        pending -= 1
+        if outer.done():
+            return
+        if not return_exceptions and (child.cancelled() or child.exception()):
+            outer.set_exception(_outcome(child))
+        elif pending == 0:
+            _finish_gathering(outer, return_exceptions)
+
+    for child in distinct:
+        child.add_done_callback(child_done)
+    return outer
+
+
+def _outcome(child: Future) -> BaseException:
+    """Return the exception of a failed or cancelled child."""
+    return child._make_cancelled_error() if child.cancelled() else child.exception()
+
+
+def _finish_gathering(outer: _GatheringFuture, return_exceptions: bool) -> None:
+    """Set the outcome of ``outer`` once all its children are done."""
+    if outer._cancel_requested:
+        outer.set_exception(outer._make_cancelled_error())  # Seen as cancellation.
+        return
+    results = []
+    for child in outer._children:
+        if child.cancelled() or child.exception() is not None:
+            results.append(_outcome(child))
+        else:
+            results.append(child.result())
+    outer.set_result(results)
+
+
+# --8<-- [end:gather]
+
+
+# --8<-- [start:wait_for]
+@types.coroutine
+def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any, None, Any]:
+    """Wait for ``aw``; cancel it if it takes more than ``timeout`` seconds.
+
+    Raises TimeoutError on timeout, else what ``aw`` raises.  When the
+    caller is cancelled, ``aw`` is cancelled too.
+    """
+    loop = get_running_loop()
+    future = ensure_future(aw, loop=loop)
+    if timeout is None:
+        return (yield from future)
+    waiter = loop.create_future()
+    handle = loop.call_later(max(timeout, 0), _set_result_unless_done, waiter, None)
+
+    def release_waiter(_: Future) -> None:
+        _set_result_unless_done(waiter, None)
+
+    future.add_done_callback(release_waiter)
+    try:
+        yield from waiter  # Until the future is done or the time is up.
+    except CancelledError:
+        future.remove_done_callback(release_waiter)
+        yield from _cancel_and_wait(future)
+        raise
+    finally:
+        handle.cancel()
+    if future.done():
+        return future.result()
+    future.remove_done_callback(release_waiter)
+    yield from _cancel_and_wait(future)
+    try:
+        return future.result()  # The coroutine may have caught the cancellation.
+    except CancelledError as error:
+        raise TimeoutError(f"no result within {timeout} seconds") from error
+
+
+def _cancel_and_wait(future: Future) -> Generator[Any, None, None]:
+    """Cancel ``future`` and wait until it is really done (its cleanup ran)."""
+    waiter = future.get_loop().create_future()
+
+    def release_waiter(_: Future) -> None:
+        _set_result_unless_done(waiter, None)
+
+    future.add_done_callback(release_waiter)
+    try:
+        future.cancel()
+        yield from waiter
+    finally:
+        future.remove_done_callback(release_waiter)
+
+
+# --8<-- [end:wait_for]
