@@ -70,7 +70,7 @@ def build_request(url: str) -> bytes:
         host = f"[{host}]"  # An IPv6 literal.
     elif not host.isascii():
         host = host.encode("idna").decode("ascii")  # An internationalized name.
-    default_port = 443 if url.startswith("https:") else 80
+    default_port = 443 if urllib.parse.urlsplit(url).scheme == "https" else 80
     host_header = host if port == default_port else f"{host}:{port}"
     lines = [
         f"GET {target} HTTP/1.0",
@@ -161,7 +161,7 @@ class ResponseParser:
             self._chunked = True
         elif "content-length" in headers:
             value = headers["content-length"].strip()
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):  # Not '²', a digit to isdigit.
                 raise BadResponse(f"bad Content-Length {value!r}")
             self._length = int(value)
 

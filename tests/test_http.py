@@ -1,0 +1,400 @@
+"""Examples for shared.http: request bytes and the sans-IO response parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.http import (
+    MAX_HEAD_SIZE,
+    USER_AGENT,
+    BadResponse,
+    Response,
+    ResponseParser,
+    build_request,
+    request_target,
+)
+
+# --- Requests -----------------------------------------------------------------------
+
+
+def request_lines(url: str) -> list[str]:
+    """Return the lines of the request head for ``url``, checking its framing."""
+    data = build_request(url)
+    assert data.endswith(b"\r\n\r\n") and data.count(b"\r\n\r\n") == 1
+    return data.decode("ascii")[: -len("\r\n\r\n")].split("\r\n")
+
+
+def test_build_request_is_an_http_1_0_get() -> None:
+    assert request_lines("http://example.com/a?b=1") == [
+        "GET /a?b=1 HTTP/1.0",
+        "Host: example.com",
+        f"User-Agent: {USER_AGENT}",
+        "Accept: */*",
+        "Accept-Encoding: identity",
+        "Connection: close",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://example.com/", "example.com"),
+        ("http://example.com:80/", "example.com"),
+        ("http://example.com:8080/", "example.com:8080"),
+        ("http://example.com:443/", "example.com:443"),
+        ("https://example.com/", "example.com"),
+        ("https://example.com:443/", "example.com"),
+        ("https://example.com:80/", "example.com:80"),
+        ("HTTPS://example.com/", "example.com"),
+        ("http://Example.COM/", "example.com"),
+        ("http://[::1]/", "[::1]"),
+        ("http://[::1]:8080/", "[::1]:8080"),
+        ("http://b\xfccher.de/", "xn--bcher-kva.de"),
+        ("http://B\xdcCHER.de:8000/", "xn--bcher-kva.de:8000"),
+        ("http://user:pw@example.com/", "example.com"),
+    ],
+)
+def test_host_header(url: str, host: str) -> None:
+    assert request_lines(url)[1] == f"Host: {host}"
+
+
+@pytest.mark.parametrize(
+    ("url", "target"),
+    [
+        ("http://example.com", "/"),
+        ("http://example.com/", "/"),
+        ("http://example.com/#fragment", "/"),
+        ("http://example.com/a b", "/a%20b"),
+        ("http://example.com/caf\xe9/", "/caf%C3%A9/"),
+        ("http://example.com/?q=x y&z=\xe9", "/?q=x%20y&z=%C3%A9"),
+        ("http://example.com/?a=%20b", "/?a=%20b"),  # Existing escapes stay.
+        ("http://example.com/p%2Fq", "/p%2Fq"),
+        ('http://example.com/"q"', "/%22q%22"),
+        ("http://example.com/a;b=c/@x:y!$'()*+,-._~", "/a;b=c/@x:y!$'()*+,-._~"),
+        ("http://example.com/?b=2&a=1", "/?b=2&a=1"),
+        ("http://example.com/search?q=1&lang=en", "/search?q=1&lang=en"),
+    ],
+)
+def test_request_target_is_percent_encoded(url: str, target: str) -> None:
+    assert request_lines(url)[0] == f"GET {target} HTTP/1.0"
+
+
+@pytest.mark.parametrize(
+    ("url", "parts"),
+    [
+        ("http://example.com/x?y", ("example.com", 80, "/x?y")),
+        ("https://example.com/", ("example.com", 443, "/")),
+        ("http://example.com:8080", ("example.com", 8080, "/")),
+        ("http://[::1]:81/", ("::1", 81, "/")),
+    ],
+)
+def test_request_target(url: str, parts: tuple[str, int, str]) -> None:
+    assert request_target(url) == parts
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http:///path", "no host"),
+        ("not-a-host", "no host"),
+        ("mailto:a@example.com", "no host"),
+        ("http://example.com:bad/", "Port"),
+        ("http://example.com:99999/", "Port"),
+    ],
+)
+def test_request_target_errors(url: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        request_target(url)
+    with pytest.raises(ValueError, match=message):
+        build_request(url)
+
+
+def test_build_request_rejects_an_unencodable_host() -> None:
+    with pytest.raises(ValueError):  # UnicodeError is a ValueError.
+        build_request("http://\xe9..example/")
+
+
+# --- Responses ----------------------------------------------------------------------
+
+
+def parse(
+    data: bytes, *, max_size: int = 1000, eof: bool = False, bytewise: bool = False
+) -> Response:
+    """Feed ``data`` (whole, or one byte at a time) and return the response."""
+    parser = ResponseParser(max_size)
+    pieces = [data[i : i + 1] for i in range(len(data))] if bytewise else [data]
+    for piece in pieces:
+        parser.feed_data(piece)
+    if eof:
+        parser.feed_eof()
+    assert parser.done
+    return parser.response()
+
+
+def parse_error(data: bytes, *, eof: bool = False, bytewise: bool = False) -> str:
+    """Feed ``data`` and return the message of the BadResponse it raises."""
+    with pytest.raises(BadResponse) as info:
+        parse(data, eof=eof, bytewise=bytewise)
+    return str(info.value)
+
+
+@pytest.fixture(params=[False, True], ids=["whole", "bytewise"])
+def bytewise(request: pytest.FixtureRequest) -> bool:
+    """Feed the response all at once, or split at every byte."""
+    return request.param
+
+
+def test_content_length_body(bytewise: bool) -> None:
+    data = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello"
+    assert parse(data, bytewise=bytewise) == Response(
+        200, {"content-type": "text/html", "content-length": "5"}, b"hello", False
+    )
+
+
+def test_content_length_body_ignores_bytes_after_it() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA BYTES"
+    assert parse(data).body == b"hello"
+
+
+def test_content_length_zero_is_done_after_the_head() -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+    assert parser.done
+    assert parser.response().body == b""
+
+
+def test_response_is_not_done_before_the_body_is_complete() -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhell")
+    assert not parser.done
+    parser.feed_data(b"o")
+    assert parser.done
+
+
+def test_close_delimited_body(bytewise: bool) -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end"
+    response = parse(data, eof=True, bytewise=bytewise)
+    assert (response.status, response.body) == (200, b"until the end")
+
+
+def test_close_delimited_body_is_not_done_before_eof() -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\n\r\nbody")
+    assert not parser.done
+    parser.feed_eof()
+    assert parser.done and parser.response().body == b"body"
+
+
+def test_empty_close_delimited_body_without_a_reason_phrase() -> None:
+    assert parse(b"HTTP/1.0 200\r\n\r\n", eof=True) == Response(200, {}, b"")
+
+
+CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5;name=value\r\nhello\r\n"
+    b"6 ; another\r\n world\r\n"
+    b"a\r\n, chunks!!\r\n"
+    b"0\r\nTrailer: ignored\r\n\r\n"
+)
+
+
+def test_chunked_body(bytewise: bool) -> None:
+    response = parse(CHUNKED, bytewise=bytewise)
+    assert response.body == b"hello world, chunks!!"
+    assert response.headers == {"transfer-encoding": "chunked"}
+
+
+def test_chunked_body_split_at_every_possible_point() -> None:
+    for split in range(1, len(CHUNKED)):
+        parser = ResponseParser(1000)
+        parser.feed_data(CHUNKED[:split])
+        parser.feed_data(CHUNKED[split:])
+        assert parser.response().body == b"hello world, chunks!!", split
+
+
+def test_chunked_body_with_bare_line_feeds() -> None:
+    data = b"HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n3\nabc\n2\nde\n0\n\n"
+    assert parse(data, bytewise=True).body == b"abcde"
+
+
+def test_chunked_wins_over_content_length() -> None:
+    data = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: Chunked\r\n\r\n"
+    data += b"3\r\nabc\r\n0\r\n\r\n"
+    assert parse(data).body == b"abc"
+
+
+@pytest.mark.parametrize("status", [204, 304])
+def test_no_body_statuses(status: int) -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(f"HTTP/1.1 {status} X\r\nContent-Length: 5\r\n\r\n".encode())
+    assert parser.done
+    assert parser.response() == Response(status, {"content-length": "5"}, b"")
+
+
+def test_interim_responses_are_skipped(bytewise: bool) -> None:
+    data = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        b"HTTP/1.1 102 Processing\r\nX-Interim: yes\r\n\r\n"
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\ngone"
+    )
+    assert parse(data, bytewise=bytewise) == Response(404, {"content-length": "4"}, b"gone")
+
+
+def test_max_size_truncates_a_content_length_body() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 20\r\n\r\n" + b"x" * 20
+    response = parse(data, max_size=10)
+    assert (response.truncated, response.body) == (True, b"x" * 10)
+
+
+def test_max_size_truncates_a_close_delimited_body_without_eof() -> None:
+    parser = ResponseParser(10)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\n\r\n" + b"y" * 6)
+    assert not parser.done
+    parser.feed_data(b"y" * 6)
+    assert parser.done  # No need to wait for the end of an endless body.
+    assert parser.response() == Response(200, {}, b"y" * 10, True)
+
+
+def test_max_size_truncates_a_chunked_body() -> None:
+    data = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n" + b"z" * 20
+    response = parse(data, max_size=10, bytewise=True)
+    assert (response.truncated, response.body) == (True, b"z" * 10)
+
+
+def test_body_of_exactly_max_size_is_not_truncated() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\n" + b"x" * 10
+    assert parse(data, max_size=10) == Response(200, {"content-length": "10"}, b"x" * 10, False)
+    assert parse(data[:-10] + b"x" * 10, max_size=10, eof=True).truncated is False
+
+
+def test_max_size_zero() -> None:
+    response = parse(b"HTTP/1.0 200 OK\r\n\r\nx", max_size=0)
+    assert (response.truncated, response.body) == (True, b"")
+
+
+def test_bare_line_feed_head(bytewise: bool) -> None:
+    data = b"HTTP/1.0 200 OK\nContent-Length: 2\nX-Other: 1\n\nhi"
+    assert parse(data, bytewise=bytewise) == Response(
+        200, {"content-length": "2", "x-other": "1"}, b"hi"
+    )
+
+
+def test_a_blank_line_feed_pair_in_the_body_does_not_end_a_crlf_head() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\na\n\nb\r\n"
+    assert parse(data).body == b"a\n\nb\r\n"
+
+
+def test_header_names_are_lower_case_and_values_stripped() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-TYPE:   text/html  \r\nX-Empty:\r\n\r\n"
+    assert parse(data, eof=True).headers == {"content-type": "text/html", "x-empty": ""}
+
+
+def test_duplicate_headers_keep_the_first() -> None:
+    data = b"HTTP/1.0 301 Moved\r\nLocation: /first\r\nlocation: /second\r\n\r\n"
+    assert parse(data, eof=True).headers == {"location": "/first"}
+
+
+def test_repeated_equal_content_length_is_accepted() -> None:
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi"
+    assert parse(data).body == b"hi"
+
+
+def test_conflicting_content_length_is_bad() -> None:
+    message = parse_error(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\ncontent-length: 3\r\n\r\nhi")
+    assert message == "conflicting Content-Length headers"
+
+
+@pytest.mark.parametrize("value", [b"abc", b"-1", b"+5", b"1.0", b"", b"\xb2", b"0x10"])
+def test_bad_content_length(value: bytes) -> None:
+    message = parse_error(b"HTTP/1.0 200 OK\r\nContent-Length: " + value + b"\r\n\r\n")
+    assert message.startswith("bad Content-Length")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"HTTP/2 200 OK",
+        b"HTTP/1.1 20 OK",
+        b"HTTP/1.1 099 Low",
+        b"HTTP/1.1 2000 OK",
+        b"HTTP/1.1  200 OK",
+        b"http/1.1 200 OK",
+        b"ICY 200 OK",
+        b"THIS IS NOT HTTP",
+        b"",
+    ],
+)
+def test_bad_status_line(line: bytes) -> None:
+    assert parse_error(line + b"\r\nContent-Length: 0\r\n\r\n").startswith("bad status line")
+
+
+@pytest.mark.parametrize(
+    "line", [b"No colon here", b": no name", b" Folded: value", b"Name : space before colon"]
+)
+def test_bad_header_line(line: bytes) -> None:
+    message = parse_error(b"HTTP/1.0 200 OK\r\n" + line + b"\r\n\r\n")
+    assert message.startswith("bad header line")
+
+
+def test_head_too_long() -> None:
+    parser = ResponseParser(100)
+    line = b"X-Filler: " + b"f" * 90 + b"\r\n"
+    parser.feed_data(b"HTTP/1.0 200 OK\r\n")
+    with pytest.raises(BadResponse, match="response head longer than"):
+        for _ in range(MAX_HEAD_SIZE // len(line) + 2):
+            parser.feed_data(line)
+
+
+def test_head_just_under_the_limit_is_accepted() -> None:
+    head = b"HTTP/1.0 200 OK\r\nX-Filler: "
+    head += b"f" * (MAX_HEAD_SIZE - len(head))
+    assert len(head) == MAX_HEAD_SIZE
+    assert parse(head + b"\r\n\r\nok", eof=True).body == b"ok"
+
+
+@pytest.mark.parametrize("data", [b"", b"HTTP/1.0 200 OK\r\n", b"HTTP/1.0 200 OK\r\nX: y\r\n"])
+def test_eof_before_the_head_ends(data: bytes) -> None:
+    message = parse_error(data, eof=True)
+    assert message == "connection closed before the end of the response head"
+
+
+def test_eof_in_a_content_length_body() -> None:
+    message = parse_error(b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhi", eof=True)
+    assert message == "connection closed after 2 of 5 body bytes"
+
+
+def test_eof_in_a_chunked_body() -> None:
+    data = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhi"
+    assert parse_error(data, eof=True) == "connection closed after 2 body bytes"
+
+
+@pytest.mark.parametrize("size", [b"zz", b"-1", b"", b"0x5", b"1" * 17, b"\xb2"])
+def test_bad_chunk_size(size: bytes) -> None:
+    data = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size + b"\r\n"
+    assert parse_error(data).startswith("bad chunk size")
+
+
+def test_chunk_size_line_too_long() -> None:
+    data = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 2000
+    assert parse_error(data) == "chunk size line too long"
+
+
+def test_missing_line_break_after_a_chunk() -> None:
+    data = b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhiX\r\n"
+    assert parse_error(data, bytewise=True) == "missing line break after a chunk"
+
+
+def test_feeding_after_done_is_ignored() -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+    parser.feed_data(b"garbage that is not ours")
+    parser.feed_data(b"HTTP/1.0 500 Oops\r\n\r\n")
+    parser.feed_eof()
+    assert parser.response() == Response(200, {"content-length": "2"}, b"hi")
+
+
+def test_response_before_done_is_an_error() -> None:
+    parser = ResponseParser(100)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\n")
+    with pytest.raises(AssertionError):
+        parser.response()

@@ -1,0 +1,256 @@
+"""Examples for shared.urls: the normal form of a URL and the crawl policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, url_host
+
+# --- normalize_url -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("HTTP://Example.COM/Path", "http://example.com/Path"),  # Path case is kept.
+        ("http://example.com:80/", "http://example.com/"),
+        ("https://example.com:443/", "https://example.com/"),
+        ("http://example.com:8080/", "http://example.com:8080/"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/"),
+        ("https://example.com:80/", "https://example.com:80/"),  # Not https's default.
+        ("http://example.com:443/", "http://example.com:443/"),  # Not http's default.
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com/a#frag", "http://example.com/a"),
+        ("http://example.com/#", "http://example.com/"),
+        ("http://example.com/a?b=2&a=1", "http://example.com/a?b=2&a=1"),
+        ("http://example.com/?q=%2F+x%20y#f", "http://example.com/?q=%2F+x%20y"),
+        ("http://example.com/?Q=UPPER", "http://example.com/?Q=UPPER"),
+        ("http://example.com:/", "http://example.com/"),  # An empty port is no port.
+        ("  http://example.com/  ", "http://example.com/"),
+    ],
+)
+def test_normalize_url(url: str, normal: str) -> None:
+    assert normalize_url(url) == normal
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("http://[::1]/", "http://[::1]/"),
+        ("http://[::1]:80/", "http://[::1]/"),
+        ("http://[2001:DB8::1]:8080/p", "http://[2001:db8::1]:8080/p"),
+        ("https://[2001:db8::1]", "https://[2001:db8::1]/"),
+    ],
+)
+def test_normalize_url_keeps_brackets_of_ipv6_literals(url: str, normal: str) -> None:
+    assert normalize_url(url) == normal
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("http://User:Secret@Example.com:80/", "http://User:Secret@example.com/"),
+        ("http://user@example.com:8080", "http://user@example.com:8080/"),
+    ],
+)
+def test_normalize_url_keeps_userinfo_as_written(url: str, normal: str) -> None:
+    assert normalize_url(url) == normal
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("not-a-host", "not-a-host"),
+        ("/relative/path", "/relative/path"),
+        ("mailto:reader@example.com", "mailto:reader@example.com"),
+        ("FTP://Example.com/pub", "ftp://example.com/pub"),
+    ],
+)
+def test_normalize_url_without_an_http_host(url: str, normal: str) -> None:
+    assert normalize_url(url) == normal
+
+
+def test_normalize_url_is_idempotent_on_examples() -> None:
+    for url in ["HTTP://A.com:80", "http://[::1]:8080", "http://u@H/x?y#z"]:
+        once = normalize_url(url)
+        assert normalize_url(once) == once
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://example.com:bad/", "http://example.com:99999/", "http://[oops/", "http://h:-1/"],
+)
+def test_normalize_url_rejects_a_bad_port_or_host(url: str) -> None:
+    with pytest.raises(ValueError):
+        normalize_url(url)
+
+
+# --- Helpers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://Example.COM:8080/x", "example.com"),
+        ("http://[::1]/", "::1"),
+        ("not-a-host", None),
+        ("http:///path", None),
+        ("http://[oops/", None),  # Unparseable: no host, and no exception.
+    ],
+)
+def test_url_host(url: str, host: str | None) -> None:
+    assert url_host(url) == host
+
+
+@pytest.mark.parametrize(
+    ("host", "literal"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("2001:db8::1", True),
+        ("example.com", False),
+        ("localhost", False),
+        ("256.0.0.1", False),
+        ("", False),
+    ],
+)
+def test_is_ip_literal(host: str, literal: bool) -> None:
+    assert is_ip_literal(host) is literal
+
+
+@pytest.mark.parametrize(
+    ("host", "lenient"),
+    [
+        ("a.b.example.com", "example.com"),
+        ("example.com", "example.com"),
+        ("localhost", "localhost"),
+    ],
+)
+def test_lenient_host(host: str, lenient: str) -> None:
+    assert lenient_host(host) == lenient
+
+
+# --- UrlPolicy ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://example.com/", True),
+        ("https://example.com/secure", True),
+        ("HTTP://EXAMPLE.COM/upper", True),
+        ("http://example.com:8080/", True),  # Hosts match, ports do not matter.
+        ("http://www.example.com/", True),
+        ("http://sub.example.com/", False),
+        ("http://www.sub.example.com/", False),
+        ("http://example.org/", False),
+        ("http://notexample.com/", False),
+        ("ftp://example.com/", False),
+        ("mailto:someone@example.com", False),
+        ("javascript:void(0)", False),
+        ("/relative", False),
+        ("", False),
+    ],
+)
+def test_strict_policy(url: str, allowed: bool) -> None:
+    assert UrlPolicy(["http://example.com/"]).url_allowed(url) is allowed
+
+
+def test_strict_policy_from_a_www_root_allows_the_bare_host() -> None:
+    policy = UrlPolicy(["http://www.example.com/"])
+    assert policy.url_allowed("http://example.com/")
+    assert policy.url_allowed("http://www.example.com/")
+    assert not policy.url_allowed("http://sub.example.com/")
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://example.com/", True),
+        ("http://www.example.com/", True),
+        ("http://deep.sub.example.com/", True),
+        ("http://example.org/", False),
+        ("http://example.com.evil.org/", False),
+    ],
+)
+def test_lenient_policy_matches_the_last_two_labels(url: str, allowed: bool) -> None:
+    policy = UrlPolicy(["http://a.b.example.com/"], strict=False)
+    assert policy.root_hosts == {"example.com"}
+    assert policy.url_allowed(url) is allowed
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1/", True),
+        ("http://127.0.0.1:9999/x", True),
+        ("http://127.0.0.2/", False),
+        ("http://0.0.1/", False),  # Not trimmed to its last two labels.
+        ("http://1.0.0.1/", False),
+        ("http://[::1]:8080/", True),
+        ("http://[::2]/", False),
+    ],
+)
+def test_ip_literal_roots_match_exactly(url: str, allowed: bool, strict: bool) -> None:
+    policy = UrlPolicy(["http://127.0.0.1:8080/", "http://[::1]/"], strict=strict)
+    assert policy.url_allowed(url) is allowed
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_roots_without_a_host_add_no_root_host(strict: bool) -> None:
+    policy = UrlPolicy(["not-a-host", "http:///path", "http://[oops/", ""], strict=strict)
+    assert policy.root_hosts == set()
+    assert not policy.url_allowed("http://not-a-host/")
+    assert not policy.url_allowed("http://example.com/")
+
+
+def test_roots_without_a_host_do_not_hide_the_others() -> None:
+    policy = UrlPolicy(["not-a-host", "http://Example.com/"])
+    assert policy.root_hosts == {"example.com"}
+    assert policy.url_allowed("http://example.com/a")
+
+
+def test_exclude_uses_search_anywhere_in_the_url() -> None:
+    policy = UrlPolicy(["http://example.com/"], exclude=r"\.png|/private/")
+    assert not policy.url_allowed("http://example.com/logo.png")
+    assert not policy.url_allowed("http://example.com/logo.png?size=2")
+    assert not policy.url_allowed("http://example.com/private/x")
+    assert policy.url_allowed("http://example.com/public/x")
+
+
+def test_empty_exclude_excludes_nothing() -> None:
+    policy = UrlPolicy(["http://example.com/"], exclude="")
+    assert policy.exclude is None
+    assert policy.url_allowed("http://example.com/")
+
+
+def test_invalid_exclude_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match=r"invalid exclude pattern '\('"):
+        UrlPolicy(["http://example.com/"], exclude="(")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[oops/",
+        "http://example.com:bad/",
+        "http://example.com:99999/",
+        "http://[::1",
+        "http://ex ample.com/",
+        "http://\udcff/",
+        "\x00",
+        "://",
+        "http://" + "a" * 10_000 + "/",
+    ],
+)
+@pytest.mark.parametrize("strict", [True, False])
+def test_url_allowed_never_raises(url: str, strict: bool) -> None:
+    policy = UrlPolicy(["http://example.com/"], exclude="nothing-matches", strict=strict)
+    assert policy.url_allowed(url) is False
+
+
+def test_host_allowed_is_case_insensitive() -> None:
+    policy = UrlPolicy(["http://example.com/"])
+    assert policy.host_allowed("WWW.Example.COM")
+    assert not policy.host_allowed("other.com")
