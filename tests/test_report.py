@@ -1,0 +1,220 @@
+"""Examples for shared.report: the text report and the JSON Lines output."""
+
+from __future__ import annotations
+
+import collections
+import io
+import json
+import re
+import time
+import types
+
+import pytest
+
+from shared.report import report, stat_to_json, url_report, write_jsonl
+from shared.stats import FetchStatistic, ResponseTooLarge
+
+ROOT = "http://h/"
+
+DONE = [
+    FetchStatistic("http://h/z", None, 200, None, 500, "text/html", "utf-8", 4, 3),
+    FetchStatistic("http://h/", None, 200, None, 1000, "text/html", "utf-8", 10, 7),
+    FetchStatistic("http://h/moved", "http://h/z", 301, None, 0, None, None, 0, 0),
+    FetchStatistic("http://h/logo.png", None, 200, None, 70, "image/png", "utf-8", 0, 0),
+    FetchStatistic("http://h/missing", None, 404, None, 14, "text/plain", "utf-8", 0, 0),
+    FetchStatistic("http://h/gone", None, 404, None, 6, "text/html", "utf-8", 0, 0),
+    FetchStatistic("http://h/boom", None, 500, None, 22, "text/plain", "utf-8", 0, 0),
+    FetchStatistic(
+        "http://h/refused", None, None, ConnectionRefusedError("refused"), 0, None, None, 0, 0
+    ),
+    FetchStatistic(
+        "http://h/big", None, 200, ResponseTooLarge("cut at 100"), 100, "text/html", "utf-8", 0, 0
+    ),
+    FetchStatistic("http://h/x.xhtml", None, 200, None, 30, "application/xhtml+xml", "utf-8", 1, 0),
+]
+
+
+def fake_crawler(done=DONE, seen=None, t0=100.0, t1: float | None = 104.0, max_tasks=5):  # noqa: ANN001, ANN201
+    """Return an object with just the attributes the report reads."""
+    seen = {stat.url for stat in done} if seen is None else seen
+    return types.SimpleNamespace(done=list(done), seen_urls=seen, t0=t0, t1=t1, max_tasks=max_tasks)
+
+
+def report_text(crawler: object) -> str:
+    """Return the text report of ``crawler``."""
+    file = io.StringIO()
+    report(crawler, file)  # type: ignore[arg-type]
+    return file.getvalue()
+
+
+def test_report_layout() -> None:
+    lines = report_text(fake_crawler()).splitlines()
+    assert lines[0] == "*** Report ***"
+    assert lines[1:11] == [
+        "http://h/ 200 text/html utf-8 1000 7/10",
+        "http://h/big error cut at 100",
+        "http://h/boom 500 text/plain utf-8 22",
+        "http://h/gone 404 text/html utf-8 6",
+        "http://h/logo.png 200 image/png utf-8 70",
+        "http://h/missing 404 text/plain utf-8 14",
+        "http://h/moved 301 redirect http://h/z",
+        "http://h/refused error refused",
+        "http://h/x.xhtml 200 application/xhtml+xml utf-8 30",
+        "http://h/z 200 text/html utf-8 500 3/4",
+    ]
+    assert lines[11] == "Finished 10 urls in 4.000 secs (max_tasks=5) (0.500 urls/sec/task)"
+    assert lines[12:-3] == [
+        "         3 error",
+        "        42 error_bytes",
+        "         2 fail",
+        "         1 fail_ConnectionRefusedError",
+        "         1 fail_ResponseTooLarge",
+        "         2 html",
+        "      1500 html_bytes",
+        "         2 other",
+        "       100 other_bytes",
+        "         1 redirect",
+        "         2 status_404",  # One counter per distinct status.
+        "         1 status_500",
+    ]
+    assert lines[-3:-1] == ["Todo: 0", "Done: 10"]
+    assert re.fullmatch(r"Date: .+ local time", lines[-1])
+
+
+def test_report_lines_are_sorted_by_url_not_completion_order() -> None:
+    done = [DONE[0], DONE[1], DONE[2]]  # Completed z, /, moved.
+    lines = report_text(fake_crawler(done)).splitlines()
+    assert [line.split()[0] for line in lines[1:4]] == ["http://h/", "http://h/moved", "http://h/z"]
+
+
+def test_report_todo_counts_seen_urls_not_done_yet() -> None:
+    seen = {stat.url for stat in DONE} | {"http://h/queued", "http://h/in-flight"}
+    text = report_text(fake_crawler(seen=seen))
+    assert "\nTodo: 2\nDone: 10\n" in text
+
+
+@pytest.mark.parametrize(
+    ("done", "t0", "t1", "max_tasks", "line"),
+    [
+        (
+            DONE[:3],
+            10.0,
+            13.0,
+            1,
+            "Finished 3 urls in 3.000 secs (max_tasks=1) (1.000 urls/sec/task)",
+        ),
+        (
+            DONE[:2],
+            10.0,
+            10.5,
+            8,
+            "Finished 2 urls in 0.500 secs (max_tasks=8) (0.500 urls/sec/task)",
+        ),
+        ([], 10.0, 12.0, 10, "Finished 0 urls in 2.000 secs (max_tasks=10) (0.000 urls/sec/task)"),
+        (
+            DONE[:1],
+            10.0,
+            10.0,
+            3,
+            "Finished 1 urls in 0.000 secs (max_tasks=3) (0.000 urls/sec/task)",
+        ),
+    ],
+)
+def test_finished_line(done, t0, t1, max_tasks, line) -> None:  # noqa: ANN001
+    text = report_text(fake_crawler(done, t0=t0, t1=t1, max_tasks=max_tasks))
+    assert line in text.splitlines()
+
+
+def test_report_in_the_middle_of_a_crawl_uses_the_time_so_far() -> None:
+    crawler = fake_crawler(DONE[:2], seen={"http://h/", "http://h/z", "http://h/q"})
+    crawler.t0, crawler.t1 = time.time() - 1000.0, None
+    text = report_text(crawler)
+    match = re.search(r"^Finished 2 urls in ([\d.]+) secs \(max_tasks=5\)", text, re.M)
+    assert match and 1000.0 <= float(match.group(1)) < 100_000.0
+    assert "\nTodo: 1\nDone: 2\n" in text
+
+
+def test_empty_report() -> None:
+    lines = report_text(fake_crawler([], seen=set())).splitlines()
+    assert lines[:2] == [
+        "*** Report ***",
+        "Finished 0 urls in 4.000 secs (max_tasks=5) (0.000 urls/sec/task)",
+    ]
+    assert lines[2:4] == ["Todo: 0", "Done: 0"]
+
+
+def test_report_prints_to_stdout_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    report(fake_crawler(DONE[:1]))  # type: ignore[arg-type]
+    assert "http://h/z 200 text/html utf-8 500 3/4" in capsys.readouterr().out
+
+
+def test_url_report_counts() -> None:
+    counts: collections.Counter[str] = collections.Counter()
+    assert url_report(DONE[2], counts) == "http://h/moved 301 redirect http://h/z"
+    assert url_report(DONE[7], counts) == "http://h/refused error refused"
+    assert url_report(DONE[4], counts) == "http://h/missing 404 text/plain utf-8 14"
+    assert counts == {
+        "redirect": 1,
+        "fail": 1,
+        "fail_ConnectionRefusedError": 1,
+        "error": 1,
+        "error_bytes": 14,
+        "status_404": 1,
+    }
+
+
+# --- JSON Lines --------------------------------------------------------------------
+
+
+def test_write_jsonl_one_object_per_url_in_completion_order() -> None:
+    file = io.StringIO()
+    write_jsonl(fake_crawler(), file)  # type: ignore[arg-type]
+    lines = file.getvalue().splitlines()
+    assert len(lines) == len(DONE)
+    records = [json.loads(line) for line in lines]
+    assert [record["url"] for record in records] == [stat.url for stat in DONE]
+    for record in records:
+        assert list(record) == list(FetchStatistic._fields)
+
+
+def test_write_jsonl_values() -> None:
+    file = io.StringIO()
+    write_jsonl(fake_crawler([DONE[1], DONE[2], DONE[7], DONE[8]]), file)  # type: ignore[arg-type]
+    records = [json.loads(line) for line in file.getvalue().splitlines()]
+    assert records[0] == {
+        "url": "http://h/",
+        "next_url": None,
+        "status": 200,
+        "exception": None,
+        "size": 1000,
+        "content_type": "text/html",
+        "encoding": "utf-8",
+        "num_urls": 10,
+        "num_new_urls": 7,
+    }
+    assert (records[1]["next_url"], records[1]["status"]) == ("http://h/z", 301)
+    assert records[2]["exception"] == "ConnectionRefusedError: refused"
+    assert records[2]["status"] is None
+    assert records[3]["exception"] == "ResponseTooLarge: cut at 100"
+    assert (records[3]["status"], records[3]["size"]) == (200, 100)
+
+
+def test_write_jsonl_keeps_non_ascii_urls() -> None:
+    stat = FetchStatistic("http://h/caf\xe9/", None, 200, None, 1, "text/html", "utf-8", 0, 0)
+    file = io.StringIO()
+    write_jsonl(fake_crawler([stat]), file)  # type: ignore[arg-type]
+    assert "http://h/caf\xe9/" in file.getvalue()
+    assert json.loads(file.getvalue())["url"] == "http://h/caf\xe9/"
+
+
+def test_write_jsonl_of_nothing_writes_nothing() -> None:
+    file = io.StringIO()
+    write_jsonl(fake_crawler([]), file)  # type: ignore[arg-type]
+    assert file.getvalue() == ""
+
+
+def test_stat_to_json_does_not_change_the_statistic() -> None:
+    error = ValueError("bad root")
+    stat = FetchStatistic("x", None, None, error, 0, None, None, 0, 0)
+    assert stat_to_json(stat)["exception"] == "ValueError: bad root"
+    assert stat.exception is error
