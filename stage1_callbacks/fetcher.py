@@ -324,10 +324,18 @@ class HttpsFetcher(Fetcher):
         self.after_send()
 
     def on_readable(self) -> None:
-        """Read the next piece of the response through TLS."""
+        """Read the next piece of the response through TLS, and any it holds back."""
+        self.read_record()
+        # Bytes that TLS decrypted but did not return yet make no readiness
+        # event on the socket: read them now, or wait for nothing.
+        while isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+            self.read_record()
+
+    def read_record(self) -> None:
+        """Receive decrypted bytes: a whole TLS record when RECV_SIZE allows."""
         assert self.sock is not None
         try:
-            data = self.sock.recv(RECV_SIZE)  # One whole TLS record at most.
+            data = self.sock.recv(RECV_SIZE)
         except ssl.SSLWantReadError:
             return  # Only part of a TLS record has arrived.
         except ssl.SSLWantWriteError:
