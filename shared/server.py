@@ -54,7 +54,7 @@ class ServerThread:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        cleanup = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        cleanup = asyncio.run_coroutine_threadsafe(self._cleanup(), self._loop)
         cleanup.result(timeout=30)
         self._stop_loop()
 
@@ -63,6 +63,16 @@ class ServerThread:
         site = web.TCPSite(self._runner, self.host, self.port, backlog=4096)
         await site.start()
         self.port = self._runner.addresses[0][1]
+
+    async def _cleanup(self) -> None:
+        await self._runner.cleanup()
+        # aiohttp forgets a handler whose client has gone (a crawler that
+        # timed out) and leaves it running: cancel it, so that it finishes
+        # before the loop closes instead of being destroyed while pending.
+        leftovers = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
 
     def _stop_loop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)

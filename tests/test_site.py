@@ -1,0 +1,381 @@
+"""Examples for shared.site: the test site, its counters and its oracle.
+
+The acceptance suite checks every stage against ``expected_results``.  Here
+the oracle itself is checked by something that is not a stage: a small
+blocking crawler written with urllib, the shared link parser and the URL
+policy, following the contract's rules one request at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from aiohttp import web
+
+from shared.links import extract_links
+from shared.server import ServerThread
+from shared.site import (
+    COUNTERS,
+    SiteCounters,
+    archive_of,
+    content_links,
+    counting_middleware,
+    expected_results,
+    make_app,
+)
+from shared.urls import UrlPolicy, normalize_url
+
+BASE = "http://127.0.0.1:8000"
+ROOT = BASE + "/"
+
+# --- make_app --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pages", [9, 0, -1])
+def test_make_app_needs_ten_pages(pages: int) -> None:
+    with pytest.raises(ValueError, match="at least 10 pages"):
+        make_app(pages)
+
+
+def test_make_app_rejects_negative_latency() -> None:
+    with pytest.raises(ValueError, match="latency cannot be negative"):
+        make_app(10, latency=-0.001)
+
+
+def test_make_app_smallest_site() -> None:
+    app = make_app(10, latency=0)
+    assert app[COUNTERS].requests == {}
+
+
+# --- The oracle -----------------------------------------------------------------------------
+
+
+def by_url(results: set) -> dict:
+    """Return the oracle's results keyed by URL, checking each URL appears once."""
+    table = {url: (status, next_url) for url, status, next_url in results}
+    assert len(table) == len(results), "a URL appears twice in the oracle"
+    return table
+
+
+@pytest.mark.parametrize(("pages", "count"), [(10, 58), (14, 54), (20, 78), (57, 153), (300, 643)])
+def test_expected_results_count(pages: int, count: int) -> None:
+    # 18 fixed pages + the content pages + the archive pages, 6 missing pages,
+    # one server error, one slashless redirect per distinct n*7 % pages + 1,
+    # 2 redirects off the site and 10 results of the chain, cycle and join.
+    assert len(by_url(expected_results(ROOT, pages))) == count
+
+
+def test_expected_results_every_content_and_archive_page() -> None:
+    table = by_url(expected_results(ROOT, 120))
+    for n in range(1, 121):
+        assert table[f"{BASE}/pages/{n}/"] == (200, None)
+    assert f"{BASE}/pages/121/" not in table
+    assert f"{BASE}/pages/0/" not in table
+    for k in (1, 2, 3):
+        assert table[f"{BASE}/archive/{k}/"] == (200, None)
+    assert f"{BASE}/archive/4/" not in table
+
+
+def test_expected_results_fixed_pages() -> None:
+    table = by_url(expected_results(ROOT, 10))
+    for path in ["/", "/archive/", "/feed-only/", "/xhtml-only/", "/caf\xe9/", "/area-target/"]:
+        assert table[BASE + path] == (200, None), path
+    assert table[BASE + "/search?q=1&lang=en"] == (200, None)
+    assert table[BASE + "/missing/home"] == (404, None)
+    assert table[BASE + "/error/500"] == (500, None)
+    for hidden in ["/hidden/comment/", "/hidden/script/", "/hidden/style/", "/hidden/text/"]:
+        assert BASE + hidden not in table
+
+
+@pytest.mark.parametrize("pages", [10, 14, 57])
+def test_expected_results_slashless_redirects(pages: int) -> None:
+    table = by_url(expected_results(ROOT, pages))
+    slashless = {url for url in table if url.startswith(BASE + "/pages/") and url[-1] != "/"}
+    numbers = {n * 7 % pages + 1 for n in range(1, pages + 1)}
+    assert slashless == {f"{BASE}/pages/{n}" for n in numbers}
+    for n in numbers:
+        assert table[f"{BASE}/pages/{n}"] == (301, f"{BASE}/pages/{n}/")
+
+
+def test_expected_results_accepts_a_root_without_a_slash() -> None:
+    assert expected_results(BASE, 10) == expected_results(ROOT, 10)
+
+
+def test_off_site_redirects_are_recorded_not_followed() -> None:
+    table = by_url(expected_results(ROOT, 10))
+    assert table[BASE + "/redirect/offsite"] == (302, "http://example.com/")
+    assert table[BASE + "/redirect/ftp"] == (302, "ftp://127.0.0.1/file.txt")
+    assert "http://example.com/" not in table
+
+
+CHAIN = [f"{BASE}/redirect/chain/{k}" for k in range(4)] + [f"{BASE}/redirect/chain-end/"]
+CYCLE_A, CYCLE_B = f"{BASE}/redirect/cycle/a", f"{BASE}/redirect/cycle/b"
+FOO, BAR, BAZ = (f"{BASE}/redirect/{name}" for name in ["foo", "bar", "baz/"])
+
+
+@pytest.mark.parametrize(
+    ("max_redirect", "reached"),
+    [
+        (0, CHAIN[:1] + [CYCLE_A, FOO, BAR]),
+        (1, CHAIN[:2] + [CYCLE_A, CYCLE_B, FOO, BAR, BAZ]),
+        (2, CHAIN[:3] + [CYCLE_A, CYCLE_B, FOO, BAR, BAZ]),
+        (3, CHAIN[:4] + [CYCLE_A, CYCLE_B, FOO, BAR, BAZ]),
+        (4, CHAIN + [CYCLE_A, CYCLE_B, FOO, BAR, BAZ]),
+        (10, CHAIN + [CYCLE_A, CYCLE_B, FOO, BAR, BAZ]),
+    ],
+)
+def test_chain_cycle_and_join_depend_on_max_redirect(max_redirect: int, reached: list) -> None:
+    table = by_url(expected_results(ROOT, 10, max_redirect))
+    assert {url for url in table if "/redirect/" in url} - {
+        BASE + "/redirect/offsite",
+        BASE + "/redirect/ftp",
+    } == set(reached)
+    statuses = [302, 303, 307, 308]
+    for depth, url in enumerate(CHAIN[:4]):
+        if url in reached:
+            assert table[url] == (statuses[depth], CHAIN[depth + 1])
+    if CHAIN[-1] in reached:
+        assert table[CHAIN[-1]] == (200, None)
+    assert table[CYCLE_A] == (302, CYCLE_B)
+    if CYCLE_B in reached:
+        assert table[CYCLE_B] == (302, CYCLE_A)
+    assert (table[FOO], table[BAR]) == ((302, BAZ), (301, BAZ))
+
+
+def test_content_links_and_archives() -> None:
+    assert content_links(1, 10)[:2] == ["/pages/2/", "/archive/1/"]
+    assert content_links(10, 10)[:2] == ["../9/", "/archive/1/"]
+    assert content_links(5, 10)[:3] == ["../4/", "/pages/6/", "/archive/1/"]
+    assert [archive_of(n) for n in (1, 50, 51, 100, 101)] == [1, 1, 2, 2, 3]
+
+
+# --- The oracle against an independent crawl -------------------------------------------------
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Make urllib hand every redirect back as an HTTPError, unfollowed."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirects)
+REDIRECTS = {300, 301, 302, 303, 307, 308}
+LINK_TYPES = {"text/html", "application/xhtml+xml", "application/xml"}
+
+
+def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
+    """GET ``url`` with urllib; return status, headers and body, 4xx/5xx included."""
+    quoted = urllib.parse.quote(url, safe=":/?&=%[]@!$'()*+,;~")  # For '/café/'.
+    try:
+        with OPENER.open(quoted, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), error.read()
+
+
+def reference_crawl(root: str, max_redirect: int) -> list[tuple[str, int, str | None]]:
+    """Crawl from ``root`` by the contract's rules, one request at a time."""
+    policy = UrlPolicy([root])
+    root = normalize_url(root)
+    queue, seen = collections.deque([(root, max_redirect)]), {root}
+    recorded = []
+    while queue:
+        url, budget = queue.popleft()
+        status, headers, body = fetch(url)
+        headers = {name.lower(): value for name, value in headers.items()}
+        if status in REDIRECTS and "location" in headers:
+            next_url = normalize_url(urllib.parse.urljoin(url, headers["location"]))
+            recorded.append((url, status, next_url))
+            if next_url not in seen and policy.url_allowed(next_url) and budget > 0:
+                seen.add(next_url)
+                queue.append((next_url, budget - 1))
+            continue
+        recorded.append((url, status, None))
+        media_type, _, params = headers.get("content-type", "").partition(";")
+        if status != 200 or media_type.strip().lower() not in LINK_TYPES:
+            continue
+        charset = params.partition("charset=")[2].strip() or "utf-8"
+        for link in extract_links(body.decode(charset, "replace"), url):
+            if link not in seen and policy.url_allowed(link):
+                seen.add(link)
+                queue.append((link, max_redirect))
+    return recorded
+
+
+@pytest.fixture(scope="module")
+def sites() -> Iterator[dict[int, ServerThread]]:
+    """The test site with 10 and with 57 pages, served for this module."""
+    with contextlib.ExitStack() as stack:
+        yield {pages: stack.enter_context(ServerThread(make_app(pages))) for pages in (10, 57)}
+
+
+@pytest.mark.parametrize("max_redirect", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("pages", [10, 57])
+def test_oracle_agrees_with_a_reference_crawl(
+    sites: dict[int, ServerThread], pages: int, max_redirect: int
+) -> None:
+    server = sites[pages]
+    counters = server.app[COUNTERS]
+    counters.reset()
+    recorded = reference_crawl(server.url, max_redirect)
+    assert len(recorded) == len({url for url, _, _ in recorded}), "a URL was recorded twice"
+    assert set(recorded) == expected_results(server.url, pages, max_redirect)
+    assert max(counters.requests.values()) == 1
+    assert sum(counters.requests.values()) == len(recorded)
+
+
+def test_links_the_oracle_calls_hidden_are_missing_pages(
+    sites: dict[int, ServerThread],
+) -> None:
+    # The reference crawler must not be too lenient: feed it the home page's
+    # hidden links and check they would be 404s, so the oracle is meaningful.
+    server = sites[10]
+    for path in ["hidden/comment/", "hidden/script/", "hidden/text/"]:
+        assert fetch(server.url + path)[0] == 404
+
+
+# --- The server ----------------------------------------------------------------------------------
+
+
+def test_site_serves_pages_redirects_and_errors(sites: dict[int, ServerThread]) -> None:
+    server = sites[10]
+    status, headers, body = fetch(server.url + "pages/3/")
+    assert (status, headers["Content-Type"]) == (200, "text/html; charset=utf-8")
+    assert b"<title>Page 3</title>" in body
+    assert fetch(server.url + "pages/11/")[0] == 404
+    status, headers, _ = fetch(server.url + "pages/3")
+    assert (status, headers["Location"]) == (301, "/pages/3/")
+    assert fetch(server.url + "archive/2/")[0] == 404
+    assert fetch(server.url + "error/500")[0] == 500
+    assert fetch(server.url + "redirect/chain/4")[0] == 404
+
+
+def test_home_page_names_the_host_it_was_asked_for(sites: dict[int, ServerThread]) -> None:
+    server = sites[10]
+    host = server.url.removeprefix("http://").rstrip("/")
+    body = fetch(server.url)[2].decode()
+    assert f'href="HTTP://{host}/pages/6/"' in body
+
+
+def test_pages_are_the_same_on_every_request(sites: dict[int, ServerThread]) -> None:
+    server = sites[57]
+    assert fetch(server.url + "pages/42/")[2] == fetch(server.url + "pages/42/")[2]
+    assert fetch(server.url + "pages/42/")[2] != fetch(server.url + "pages/43/")[2]
+
+
+def test_counters_count_requests_by_path_with_query() -> None:
+    with ServerThread(make_app(10)) as server:
+        for path in ["pages/1/", "pages/1/", "search?q=2", "no/such/page"]:
+            fetch(server.url + path)
+        counters = server.app[COUNTERS]
+        assert counters.requests == {"/pages/1/": 2, "/search?q=2": 1, "/no/such/page": 1}
+        assert (counters.in_flight, counters.max_in_flight) == (0, 1)
+        counters.reset()
+        assert (counters.requests, counters.in_flight, counters.max_in_flight) == ({}, 0, 0)
+
+
+def poll(condition, deadline: float = 10.0) -> bool:  # noqa: ANN001
+    """Return True as soon as ``condition()`` holds, False after the deadline."""
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        threading.Event().wait(0.01)
+    return True
+
+
+def send_get(url: str) -> socket.socket:
+    """Open a connection and send a GET for ``url`` without reading the answer."""
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    sock.sendall(f"GET {parts.path} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode())
+    return sock
+
+
+@pytest.mark.parametrize("clients_leave_first", [False, True])
+def test_latency_keeps_requests_in_flight_and_counts_them(clients_leave_first: bool) -> None:
+    with contextlib.ExitStack() as connections:
+        with ServerThread(make_app(10, latency=60.0)) as server:
+            counters = server.app[COUNTERS]
+            for path in ["", "pages/1/", "pages/2/"]:
+                connections.enter_context(send_get(server.url + path))
+            assert poll(lambda: counters.in_flight == 3), counters
+            assert counters.max_in_flight == 3
+            assert counters.requests == {"/": 1, "/pages/1/": 1, "/pages/2/": 1}
+            if clients_leave_first:  # Like a crawler that timed out.
+                connections.close()
+        # Stopping the server cancelled the delayed handlers, which ran their
+        # clean-up: none is left pending when the server's loop closes.
+        assert counters.in_flight == 0
+        assert counters.max_in_flight == 3
+
+
+def test_max_in_flight_of_concurrent_requests() -> None:
+    # Each handler waits until all three requests have arrived: three overlap
+    # by construction, whatever the scheduling.
+    app = web.Application(middlewares=[counting_middleware(0.0)])
+    app[COUNTERS] = counters = SiteCounters()
+    arrived, all_arrived = 0, asyncio.Event()
+
+    async def together(request: web.Request) -> web.StreamResponse:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 3:
+            all_arrived.set()
+        await asyncio.wait_for(all_arrived.wait(), 30)
+        return web.Response(text="ok")
+
+    app.router.add_get("/{name}", together)
+    with ServerThread(app) as server:
+        threads = [
+            threading.Thread(target=fetch, args=(server.url + name,)) for name in ["a", "b", "c"]
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert counters.max_in_flight == 3
+        assert counters.in_flight == 0
+        assert counters.requests == {"/a": 1, "/b": 1, "/c": 1}
+
+
+# --- The command line ---------------------------------------------------------------------------
+
+
+def test_python_m_shared_site_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.site", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: python -m shared.site")
+    for option in ["--host", "--port", "--pages", "--latency-ms"]:
+        assert option in result.stdout
+
+
+def test_python_m_shared_site_rejects_too_few_pages() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.site", "--port", "0", "--pages", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "at least 10 pages" in result.stderr
+    assert "Traceback" not in result.stderr
