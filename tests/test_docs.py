@@ -1,0 +1,194 @@
+"""Tests of the documentation site: it builds, and every example in it runs.
+
+The pages hold no code of their own: Python code is included from real,
+tested files by named sections (``--8<-- "path:section"``), interactive
+examples (```` ```pycon ```` blocks) are run here with doctest on this
+Python, and command output is produced by a build hook
+(``docs/hooks/command_output.py``).  So a strict build plus these tests
+mean that what a reader sees is what the code does today.
+"""
+
+from __future__ import annotations
+
+import doctest
+import html
+import importlib.util
+import inspect
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import stage1_callbacks.loop
+import stage3_asyncio.crawler
+from shared.server import ServerThread
+from shared.site import make_app
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.glob("*.md"))
+# A fenced block: its indent (content tabs indent by four), language, body.
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<lang>[\w-]*)[^\n]*\n"
+    r"(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+SHELL_LANGUAGES = {"console", "bash", "sh", "shell"}
+MAX_SHELL_LINES = 12  # A few commands to type, not a script.
+
+
+def fenced_blocks(page: Path) -> list[tuple[str, str, int]]:
+    """Return ``(language, dedented body, line number)`` for each fenced block of a page."""
+    text = page.read_text(encoding="utf-8")
+    blocks = []
+    for match in FENCE.finditer(text):
+        body = textwrap.dedent(match["body"])
+        line = text.count("\n", 0, match.start("body")) + 1
+        blocks.append((match["lang"], body, line))
+    return blocks
+
+
+def load_example(name: str) -> ModuleType:
+    """Import ``docs/examples/<name>.py``, which is not in a package."""
+    path = DOCS / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"docs_example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- The site builds -------------------------------------------------------
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    """Every snippet resolves, every link and anchor checks, every hook command runs."""
+    pytest.importorskip("material", reason="needs the docs extras (mkdocs-material)")
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # The end-of-life banner.
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr, done.stderr
+    # What the snippets and the hook put in is really there, not silently empty.
+    assert "python -m shared.site --port 8000" in page_text(site / "index.html")
+    callbacks = page_text(site / "callbacks" / "index.html")
+    assert first_line(stage1_callbacks.loop.EventLoop.run_once) in callbacks
+    assert "Traceback (most recent call last):" in callbacks
+    asyncio_page = page_text(site / "asyncio" / "index.html")
+    assert first_line(stage3_asyncio.crawler.Crawler.work) in asyncio_page
+    assert "usage: crawl" in page_text(site / "reference" / "index.html")
+
+
+def page_text(path: Path) -> str:
+    """Return the text of a built page, without its tags."""
+    return html.unescape(re.sub(r"<[^>]*>", "", path.read_text(encoding="utf-8")))
+
+
+def first_line(function: object) -> str:
+    """Return the first line of a function's docstring."""
+    return inspect.getdoc(function).splitlines()[0]
+
+
+def test_pages_are_all_in_the_nav() -> None:
+    """Each page under docs/ is listed in mkdocs.yml (strict also checks this)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert f" {page.name}" in config, f"{page.name} is not in the nav"
+
+
+# --- The pages hold no untested code ----------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
+def test_code_blocks_are_included_or_executed(page: Path) -> None:
+    """Python in a page is either included from a source file or a doctest run here."""
+    for lang, body, line in fenced_blocks(page):
+        where = f"{page.name}:{line}"
+        if lang in ("pycon", "mermaid", "text"):
+            continue
+        if lang in SHELL_LANGUAGES:
+            assert body.count("\n") <= MAX_SHELL_LINES, f"{where}: a long shell block"
+            continue
+        lines = [text for text in body.splitlines() if text.strip()]
+        assert lines, f"{where}: an empty code block"
+        assert all(text.lstrip().startswith("--8<--") for text in lines), (
+            f"{where}: a ```{lang} block must only include code from a tested file"
+        )
+
+
+# --- Interactive examples ---------------------------------------------------
+
+PAGES_WITH_EXAMPLES = [page for page in PAGES if any(b[0] == "pycon" for b in fenced_blocks(page))]
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES, ids=[p.name for p in PAGES_WITH_EXAMPLES])
+def test_interactive_examples(page: Path) -> None:
+    """Run the page's ```pycon blocks in order, in one namespace, as doctests."""
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS, verbose=False)
+    globs: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    report: list[str] = []
+    for lang, body, line in fenced_blocks(page):
+        if lang != "pycon":
+            continue
+        test = parser.get_doctest(body, globs, f"{page.name}:{line}", str(page), line - 1)
+        runner.run(test, out=report.append, clear_globs=False)
+        globs = test.globs  # DocTest copies its globals: hand them to the next block.
+    failed, attempted = runner.summarize(verbose=False)
+    assert attempted > 0
+    assert failed == 0, "".join(report)
+
+
+def test_examples_exist_where_promised() -> None:
+    """The chapter on generators is built from interactive examples."""
+    assert DOCS / "generators.md" in PAGES_WITH_EXAMPLES
+
+
+# --- The example programs ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_site() -> ServerThread:
+    """The local test site with its smallest size."""
+    with ServerThread(make_app(10)) as server:
+        yield server
+
+
+def test_blocking_fetch(small_site: ServerThread) -> None:
+    example = load_example("blocking_fetch")
+    response = example.fetch(small_site.url)
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200 OK")
+    assert b'href="/pages/1/"' in body
+
+
+def test_blocking_fetch_all_uses_a_thread_per_url(small_site: ServerThread) -> None:
+    example = load_example("blocking_fetch")
+    urls = [f"{small_site.url}pages/{number}/" for number in range(1, 6)]
+    responses = example.fetch_all(urls)
+    assert sorted(responses) == sorted(urls)
+    assert all(response.startswith(b"HTTP/1.0 200") for response in responses.values())
+
+
+@pytest.mark.parametrize(
+    ("stage", "on_the_stack"),
+    [("callbacks", False), ("generators", True), ("asyncio", True)],
+)
+def test_stack_ripping_example(stage: str, on_the_stack: bool) -> None:
+    """Only the coroutine stages keep ``work`` and ``fetch`` on the stack of a bug."""
+    example = load_example("stack_ripping")
+    names = [frame.name for frame in example.stack_of_a_bug(stage)]
+    assert names[-2:] == ["handle_response", "parse_links"]
+    assert ("work" in names and "fetch" in names) == on_the_stack
