@@ -217,12 +217,6 @@ def test_chunked_body_with_bare_line_feeds() -> None:
     assert parse(data, bytewise=True).body == b"abcde"
 
 
-def test_chunked_wins_over_content_length() -> None:
-    data = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: Chunked\r\n\r\n"
-    data += b"3\r\nabc\r\n0\r\n\r\n"
-    assert parse(data).body == b"abc"
-
-
 @pytest.mark.parametrize("status", [204, 304])
 def test_no_body_statuses(status: int) -> None:
     parser = ResponseParser(100)
@@ -294,14 +288,10 @@ def test_duplicate_headers_keep_the_first() -> None:
     assert parse(data, eof=True).headers == {"location": "/first"}
 
 
-def test_repeated_equal_content_length_is_accepted() -> None:
-    data = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi"
-    assert parse(data).body == b"hi"
-
-
 def test_conflicting_content_length_is_bad() -> None:
-    message = parse_error(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\ncontent-length: 3\r\n\r\nhi")
-    assert message == "conflicting Content-Length headers"
+    data = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\ncontent-length: 3\r\n\r\nhi"
+    with pytest.raises(BadResponse, match="Content-Length"):
+        parse(data)
 
 
 @pytest.mark.parametrize("value", [b"abc", b"-1", b"+5", b"1.0", b"", b"\xb2", b"0x10"])
@@ -345,9 +335,11 @@ def test_head_too_long() -> None:
             parser.feed_data(line)
 
 
-def test_head_just_under_the_limit_is_accepted() -> None:
-    head = b"HTTP/1.0 200 OK\r\nX-Filler: "
-    head += b"f" * (MAX_HEAD_SIZE - len(head))
+def test_head_of_exactly_the_limit_is_accepted() -> None:
+    head = b"HTTP/1.0 200 OK"
+    while len(head) < MAX_HEAD_SIZE:  # Headers of 4 KB each, the last one shorter.
+        line = b"\r\nX-Filler: "
+        head += line + b"f" * min(4096, MAX_HEAD_SIZE - len(head) - len(line))
     assert len(head) == MAX_HEAD_SIZE
     assert parse(head + b"\r\n\r\nok", eof=True).body == b"ok"
 
