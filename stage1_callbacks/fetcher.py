@@ -54,7 +54,11 @@ class Resolver:
         """
         key = (host, port)
         if key not in self.addresses:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except UnicodeError as error:  # A name that IDNA cannot encode.
+                message = f"bad host name {host!r}: {error}"
+                raise socket.gaierror(socket.EAI_NONAME, message) from None
             self.addresses[key] = [(family, proto, addr) for family, _, proto, _, addr in infos]
         return self.addresses[key]
 
@@ -112,8 +116,8 @@ class Fetcher:
         self.timer = self.loop.call_later(self.timeout, self.on_timeout)
         try:
             self.host, port, _ = request_target(self.url)
-            self.request = memoryview(build_request(self.url))
             self.addresses = iter(self.resolver.resolve(self.host, port))  # Blocks!
+            self.request = memoryview(build_request(self.url))
         except Exception as error:  # A name that does not resolve, a bad URL.
             self.finish(error)
             return

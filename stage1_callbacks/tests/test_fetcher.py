@@ -215,6 +215,12 @@ def test_name_that_does_not_resolve() -> None:
     assert isinstance(fetcher.exception, socket.gaierror)
 
 
+def test_name_that_cannot_be_encoded() -> None:
+    fetcher = run_fetch("http://empty..label/")  # IDNA refuses it before any lookup.
+    assert isinstance(fetcher.exception, socket.gaierror)
+    assert "bad host name" in str(fetcher.exception)
+
+
 def test_next_address_after_a_refused_one() -> None:
     with refused_port() as refused, ScriptedServer(answer(http_response(PAGE))) as server:
         addresses = [
