@@ -11,9 +11,10 @@ queue) and the code that fetches, which is the lesson of that stage.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from shared.http import Response
 from shared.links import extract_links
@@ -28,6 +29,8 @@ from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 LINK_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml"})
+HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # What surrogateescape makes of a non-UTF-8 byte.
 
 
 class BadRedirect(Exception):
@@ -69,6 +72,8 @@ class CrawlerBase:
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
+        # Called with the URL and body of each complete HTML page (crawl --save).
+        self.on_page: Callable[[str, bytes], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
 
@@ -111,13 +116,16 @@ class CrawlerBase:
             self.follow_redirect(url, max_redirect, response)
             return
         stat, links = self.parse_links(url, response)
+        complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
+        if self.on_page is not None and stat.status == 200 and complete_html:
+            self.on_page(url, response.body)  # Before recording: a crash records it once.
         self.record_statistic(stat)
         for link in links.difference(self.seen_urls):
             self.add_url(link)
 
     def follow_redirect(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a redirect and queue its target if it is new and allowed."""
-        location = response.headers["location"]
+        location = header_text(response.headers["location"])
         try:
             next_url = normalize_url(urllib.parse.urljoin(url, location))
         except ValueError:
@@ -137,7 +145,8 @@ class CrawlerBase:
 
     def parse_links(self, url: str, response: Response) -> tuple[FetchStatistic, set[str]]:
         """Return the statistic of a response and the allowed links it holds."""
-        media_type, encoding = parse_content_type(response.headers.get("content-type"))
+        content_type = header_text(response.headers.get("content-type", ""))
+        media_type, encoding = parse_content_type(content_type)
         size, error, links = len(response.body), None, set()
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
@@ -156,6 +165,17 @@ class CrawlerBase:
         """Record a URL whose fetch failed through a bug, so it is not lost."""
         self.logger.exception("fetching %s failed unexpectedly", url)
         self.record_statistic(failure(url, error))
+
+
+def header_text(value: str) -> str:
+    """Return a header value with each byte that was not UTF-8 written as ``%XX``.
+
+    Header values arrive decoded from UTF-8 with ``surrogateescape`` (by
+    aiohttp and by shared.http alike), so a stray latin-1 byte is a lone
+    surrogate, which no report or JSON file could print.  ``%XX`` keeps the
+    byte, and is what a URL needs anyway.
+    """
+    return ESCAPED_BYTE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", value)
 
 
 def decode_body(body: bytes, encoding: str) -> str:

@@ -10,7 +10,12 @@ crawler in the same ``Response`` shape.
 The parser accepts what real servers send to an HTTP/1.0 client: a body
 delimited by Content-Length, by chunked transfer coding, or by the end of
 the connection.  Anything else (a bad status line, a header block without
-an end, a body shorter than announced) raises ``BadResponse``.
+an end, a body shorter than announced) raises ``BadResponse``.  Where a
+response is doubtful, it decides as aiohttp's parser does, so that the
+three stages record the same thing: the same limits on the head (about
+8 KB per line, 128 headers), header values decoded as UTF-8 with
+``surrogateescape``, and a Content-Length that is repeated or comes with a
+Transfer-Encoding is an error.
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ import urllib.parse
 
 USER_AGENT = "crawler-tutorial/1.0"
 MAX_HEAD_SIZE = 64 * 1024  # Bytes before the blank line; more is an error.
+# aiohttp's limits (its max_line_size, max_field_size and max_headers).
+MAX_LINE_SIZE = 8190  # Bytes in the status line, and in a header's name and value.
+MAX_HEADERS = 128
+TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # A header name (RFC 9110).
+FORBIDDEN_IN_VALUE = re.compile(rb"[\0\r\n]")
 STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n]*)?\Z")
 CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 # Characters that may stand in a request target as they are; others are
@@ -36,7 +46,10 @@ class BadResponse(Exception):
 class Response:
     """One HTTP response: status, headers with lower-case names, and body.
 
-    ``headers`` keeps the first value of a header sent more than once.
+    ``headers`` keeps the first value of a header sent more than once.  Its
+    values are decoded from UTF-8 with ``surrogateescape``, as aiohttp does:
+    a byte that is not UTF-8 becomes a lone surrogate (see
+    ``shared.crawling.header_text``).
     """
 
     status: int
@@ -146,6 +159,8 @@ class ResponseParser:
         lines = bytes(self._buffer[:end]).replace(b"\r\n", b"\n").split(b"\n")
         del self._buffer[: end + separator]
         status = _parse_status_line(lines[0])
+        if len(lines) - 1 > MAX_HEADERS:
+            raise BadResponse(f"more than {MAX_HEADERS} headers")
         headers = _parse_header_lines(lines[1:])
         if 100 <= status < 200:
             self._parse_head()  # An interim response; the real one follows.
@@ -155,10 +170,15 @@ class ResponseParser:
 
     def _choose_framing(self, status: int, headers: dict[str, str]) -> None:
         """Work out from the headers where the body will end."""
+        transfer_coding = headers.get("transfer-encoding")
         if status in (204, 304):
             self.done = True  # These responses never have a body.
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            self._chunked = True
+        elif transfer_coding is not None and "content-length" in headers:
+            # Which one frames the body?  A classic trick of response splitting.
+            raise BadResponse("both Transfer-Encoding and Content-Length")
+        elif transfer_coding is not None:
+            # Chunked only if it is the last coding; else the body ends at close.
+            self._chunked = transfer_coding.lower().split(",")[-1].strip() == "chunked"
         elif "content-length" in headers:
             value = headers["content-length"].strip()
             if not (value.isascii() and value.isdigit()):  # Not '²', a digit to isdigit.
@@ -221,6 +241,8 @@ def _find_blank_line(buffer: bytearray) -> tuple[int, int]:
 
 def _parse_status_line(line: bytes) -> int:
     """Return the status code of a status line; raises BadResponse."""
+    if len(line) > MAX_LINE_SIZE:
+        raise BadResponse(f"status line longer than {MAX_LINE_SIZE} bytes")
     match = STATUS_LINE.match(line)
     if match is None:
         raise BadResponse(f"bad status line {line[:100]!r}")
@@ -230,19 +252,22 @@ def _parse_status_line(line: bytes) -> int:
 def _parse_header_lines(lines: list[bytes]) -> dict[str, str]:
     """Return the headers by lower-case name, keeping the first of duplicates.
 
-    Raises BadResponse for a line that is not ``Name: value`` and for two
-    different Content-Length values.
+    Raises BadResponse for a line that is not ``Name: value`` (a name that
+    is not a token, a NUL or CR in the value), for a line over the size
+    limit and for a second Content-Length, equal or not.
     """
     headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(b":")
-        if not colon or not name or name != name.strip():
+        value = value.lstrip(b" \t")
+        if not colon or not TOKEN.fullmatch(name) or FORBIDDEN_IN_VALUE.search(value):
             raise BadResponse(f"bad header line {line[:100]!r}")
-        key = name.decode("latin-1").lower()
-        text = value.strip().decode("latin-1")
-        if key == "content-length" and headers.get(key, text) != text:
-            raise BadResponse("conflicting Content-Length headers")
-        headers.setdefault(key, text)
+        if len(name) + len(value) > MAX_LINE_SIZE:
+            raise BadResponse(f"header line longer than {MAX_LINE_SIZE} bytes")
+        key = name.decode("ascii").lower()
+        if key == "content-length" and key in headers:
+            raise BadResponse("Content-Length sent twice")
+        headers.setdefault(key, value.rstrip(b" \t").decode("utf-8", "surrogateescape"))
     return headers
 
 

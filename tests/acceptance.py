@@ -33,6 +33,7 @@ from shared import FetchStatistic, report
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
 from shared.testing import PageServer, RawServer, refused_port, silent_server
+from tests.hostile_acceptance import HostileServerTests
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
 
@@ -91,7 +92,7 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
     return web.Response(body=b"")
 
 
-class AcceptanceTests:
+class AcceptanceTests(HostileServerTests):
     """The contract's tests; a subclass sets ``stage`` to a stage package."""
 
     stage: types.ModuleType

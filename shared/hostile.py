@@ -1,0 +1,275 @@
+"""A hostile test server: every way a server can break a crawler, one path each.
+
+The crawler meets broken servers on the web.  ``HostileServer`` plays them
+on purpose, on raw asyncio streams rather than an HTTP framework, so that it
+can misbehave below HTTP: close at any moment, send a reset, stall, lie
+about lengths, send garbage.  Each behaviour lives on its own path (see
+``BEHAVIOURS``), so one server serves them all and counts the connections
+each path received.  It also serves a few well-behaved pages (``/ok``,
+``/ok/next`` and the targets of its redirects), so a test can check that a
+crawl goes on with the other URLs.
+
+Every connection is closed as soon as the client closes its side: an
+endless behaviour never outlives the crawler's interest in it, which lets a
+test count the process's open file descriptors right after a crawl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+
+Behaviour = Callable[[asyncio.StreamWriter], Awaitable[None]]
+
+FILLER = b"<p>" + b"filler " * 1000 + b"</p>\n"  # About 7 KB of endless body.
+UTF8_LOCATION = "/landing page/caf\xe9"  # Sent as UTF-8 bytes; requested percent-encoded.
+LATIN1_LOCATION = b"/landing/caf\xe9"  # Not UTF-8: requested as /landing/caf%E9.
+
+
+def response(status: str, headers: list[str | bytes], body: bytes = b"") -> bytes:
+    """Return the bytes of a response with the given status, headers and body."""
+    lines = [f"HTTP/1.1 {status}".encode()]
+    lines += [line if isinstance(line, bytes) else line.encode() for line in headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def page(body: bytes, *headers: str | bytes) -> bytes:
+    """Return a complete 200 HTML response with ``body``, closing the connection."""
+    headers = headers or ("Content-Type: text/html; charset=utf-8",)
+    framing = [f"Content-Length: {len(body)}", "Connection: close"]
+    return response("200 OK", [*headers, *framing], body)
+
+
+def send(data: bytes) -> Behaviour:
+    """Return a behaviour that sends ``data`` and then closes the connection."""
+
+    async def behaviour(writer: asyncio.StreamWriter) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    return behaviour
+
+
+# --- Behaviours that need more than fixed bytes ------------------------------
+
+
+async def endless_headers(writer: asyncio.StreamWriter) -> None:
+    """Send a status line, then header lines that never end."""
+    writer.write(b"HTTP/1.1 200 OK\r\n")
+    number = 0
+    while True:
+        number += 1
+        writer.write(b"X-Filler-%d: %s\r\n" % (number, b"x" * 40))
+        await writer.drain()
+
+
+async def endless_body(writer: asyncio.StreamWriter) -> None:
+    """Send a 200 HTML head without a length, then a body that never ends."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+    while True:
+        writer.write(FILLER)
+        await writer.drain()
+
+
+async def slowloris(writer: asyncio.StreamWriter) -> None:
+    """Send a valid response, one byte per second."""
+    for byte in page(b'<a href="/ok/next">next</a>'):
+        writer.write(bytes([byte]))
+        await writer.drain()
+        await asyncio.sleep(1.0)
+
+
+async def reset(writer: asyncio.StreamWriter) -> None:
+    """Close with SO_LINGER set to 0, which sends a TCP reset, not a FIN."""
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+async def never_answer(writer: asyncio.StreamWriter) -> None:
+    """Accept the request and never send a byte."""
+    await asyncio.Event().wait()
+
+
+async def close_at_once(writer: asyncio.StreamWriter) -> None:
+    """Close the connection before sending anything."""
+
+
+# --- The paths ---------------------------------------------------------------
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    "/close-before-head": close_at_once,
+    "/close-mid-body": send(
+        response("200 OK", ["Content-Type: text/html", "Transfer-Encoding: chunked"])
+        + b"400\r\n<p>the first part of a chunk of 1024 bytes"
+    ),
+    "/short-body": send(
+        response("200 OK", ["Content-Type: text/html", "Content-Length: 1000"], b"<p>short")
+    ),
+    "/garbage": send(b"\x00\xff\x16\x03\x01 SSH-2.0-not-http\r\n\r\n<p>garbage"),
+    "/endless-headers": endless_headers,
+    "/long-header-line": send(page(b"<p>ok</p>", "X-Long: " + "x" * 16_000)),
+    "/endless-body": endless_body,
+    "/slowloris": slowloris,
+    "/no-blank-line": send(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n"),
+    "/non-ascii-headers": send(
+        b"HTTP/1.1 200 \xc3\x9cberall OK \xff\r\n"  # Non-ASCII in the reason phrase too.
+        b"Content-Type: text/html; charset=utf-8\r\n"
+        b"X-Utf-8: caf\xc3\xa9 \xe2\x98\x83\r\n"
+        b"X-Latin-1: caf\xe9 \xff\xfe\r\n"
+        b"Server: \xf0\x9f\x95\xb7 hostile/1.0\r\n"
+        b"Content-Length: 27\r\nConnection: close\r\n\r\n"
+        b'<a href="/ok/next">next</a>'
+    ),
+    "/invalid-location": send(
+        response("302 Found", ["Location: http://[oops/", "Content-Length: 0"])
+    ),
+    "/redirect-ftp": send(
+        response("302 Found", ["Location: ftp://127.0.0.1/file.txt", "Content-Length: 0"])
+    ),
+    "/location-utf8": send(
+        response("302 Found", [f"Location: {UTF8_LOCATION}".encode(), "Content-Length: 0"])
+    ),
+    "/location-latin1": send(
+        response("302 Found", [b"Location: " + LATIN1_LOCATION, "Content-Length: 0"])
+    ),
+    "/reset": reset,
+    "/never-answer": never_answer,
+    "/no-content-type": send(
+        response("200 OK", ["Content-Length: 27"], b'<a href="/ok/next">next</a>')
+    ),
+    "/duplicate-headers": send(
+        page(
+            b'<a href="/ok/next">next</a>',
+            "Content-Type: text/html; charset=utf-8",
+            "Content-Type: text/plain; charset=latin-1",
+            "Server: first",
+            "Server: second",
+        )
+    ),
+    "/conflicting-length": send(
+        response("200 OK", ["Content-Length: 4", "Content-Length: 9"], b"<p>body</p>")
+    ),
+    "/length-and-chunked": send(
+        response(
+            "200 OK",
+            ["Content-Length: 100", "Transfer-Encoding: chunked"],
+            b"4\r\n<p>x\r\n0\r\n\r\n",
+        )
+    ),
+}
+
+# Well-behaved pages: what a crawl goes on with, and where the redirects land.
+PAGES: dict[str, Behaviour] = {
+    "/ok": send(page(b'<a href="/ok/next">next</a>')),
+    "/ok/next": send(page(b"<p>the end</p>")),
+    "/landing%20page/caf%C3%A9": send(page(b"<p>landed</p>")),
+    "/landing/caf%E9": send(page(b"<p>landed</p>")),
+}
+NOT_FOUND = send(response("404 Not Found", ["Content-Length: 0", "Connection: close"]))
+
+
+# --- The server --------------------------------------------------------------
+
+
+class HostileServer:
+    """A context manager serving ``BEHAVIOURS`` and ``PAGES`` from a thread.
+
+    ``connections`` counts the connections per request target (the path as
+    the client sent it, percent-encoding included).  ``refused_url`` is the
+    address of a port that refuses connections, for the one failure a path
+    cannot play.  Raises OSError from ``__enter__`` when it cannot bind.
+    """
+
+    def __init__(self) -> None:
+        self.routes = {**BEHAVIOURS, **PAGES}
+        self.connections: Counter[str] = Counter()
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._refusing = socket.socket()  # Bound but not listening: refuses.
+        self._refusing.bind(("127.0.0.1", 0))
+        self.refused_url = f"http://127.0.0.1:{self._refusing.getsockname()[1]}/"
+
+    def url(self, path: str) -> str:
+        """Return the absolute URL of ``path`` on this server."""
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> HostileServer:
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=30)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+        self._loop.close()
+        self._refusing.close()
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=128)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        for handler in list(self._handlers):
+            handler.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Read one request head, then play the behaviour of its path."""
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handlers.add(handler)
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            target = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("latin-1")
+            self.connections[target] += 1
+            await _until_peer_closes(self.routes.get(target, NOT_FOUND)(writer), reader)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, IndexError):
+            pass  # The client went away or sent no request: nothing to play.
+        finally:
+            self._handlers.discard(handler)
+            writer.close()
+            with contextlib.suppress(OSError, asyncio.CancelledError):
+                await writer.wait_closed()
+
+
+async def _until_peer_closes(behaviour: Awaitable[None], reader: asyncio.StreamReader) -> None:
+    """Run ``behaviour`` until it ends or the client closes its side, whichever is first."""
+    play = asyncio.ensure_future(behaviour)
+    watch = asyncio.ensure_future(_peer_closed(reader))
+    try:
+        await asyncio.wait({play, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (play, watch):
+            task.cancel()
+        await asyncio.gather(play, watch, return_exceptions=True)
+
+
+async def _peer_closed(reader: asyncio.StreamReader) -> None:
+    """Return once the client has closed (or reset) the connection."""
+    with contextlib.suppress(OSError):
+        while await reader.read(4096):
+            pass

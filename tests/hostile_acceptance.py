@@ -1,0 +1,217 @@
+"""Broken servers and big pages: the part of the acceptance suite that attacks.
+
+``HostileServerTests`` is a mixin of ``tests.acceptance.AcceptanceTests``,
+so every stage runs it.  One parametrized test plays each behaviour of
+``shared.hostile.HostileServer`` against the stage and checks what a good
+production client does: the crawl ends within its timeout, records the URL
+exactly once with the outcome below, leaks no file descriptor, and goes on
+with the other URLs.
+
+The outcome of each behaviour, the same in every stage:
+
+- Malformed or incomplete answers (closed before the head or in the body,
+  a short body, garbage, an endless or oversized head, no blank line, a
+  reset, a refused port, a repeated Content-Length or one next to a
+  Transfer-Encoding) are network failures: tried ``max_tries`` times, then
+  recorded with status None and the last exception, which is not a timeout.
+- A server that answers too slowly (one byte per second) or never is a
+  timeout: the same, with a TimeoutError.
+- An endless body is cut at ``max_size``: status 200, ``size == max_size``
+  and ResponseTooLarge.
+- An invalid Location is recorded with its status and BadRedirect; a
+  redirect to ftp is recorded and not followed; a Location with spaces and
+  non-ASCII characters is recorded, followed and fetched percent-encoded (a
+  byte that is not UTF-8 as ``%XX``).
+- Non-ASCII bytes in headers do not matter; a missing Content-Type is None;
+  of duplicate headers the first wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import resource
+import time
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from shared import FetchStatistic, ResponseTooLarge
+from shared.crawling import BadRedirect
+from shared.hostile import HostileServer
+from shared.testing import PageServer
+from tests import acceptance  # A cycle: acceptance.py imports this module first.
+
+TIMEOUT = 1.0  # Seconds per request in the hostile crawls.
+MAX_TRIES = 2
+MAX_SIZE = 1_000_000
+SLACK = 1.5  # Seconds a crawl may take beyond its tries' timeouts.
+NETWORK, TIMEOUT_ERROR, CUT, BAD_REDIRECT = "network", "timeout", "cut", "bad redirect"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a crawl must record for one hostile path (None: the refused port)."""
+
+    path: str | None
+    status: int | None = None
+    error: str | None = NETWORK  # The kind of exception recorded, see error_kind.
+    tries: int = MAX_TRIES  # Connections the path receives.
+    size: int = 0
+    content_type: str | None = None
+    num_urls: int = 0
+    next_url: str | None = None  # A path on the server, or an absolute URL.
+    fetched: str | None = None  # The request target of the followed redirect.
+
+    @property
+    def id(self) -> str:
+        return (self.path or "/refused-port").lstrip("/")
+
+
+OK_PAGE = {"status": 200, "error": None, "tries": 1, "size": 27, "content_type": "text/html"}
+OUTCOMES = [
+    Outcome("/close-before-head"),
+    Outcome("/close-mid-body"),
+    Outcome("/short-body"),
+    Outcome("/garbage"),
+    Outcome("/endless-headers"),
+    Outcome("/long-header-line"),
+    Outcome("/endless-body", 200, CUT, 1, MAX_SIZE, "text/html"),
+    Outcome("/slowloris", error=TIMEOUT_ERROR),
+    Outcome("/no-blank-line"),
+    Outcome("/non-ascii-headers", **OK_PAGE, num_urls=1),
+    Outcome("/invalid-location", 302, BAD_REDIRECT, 1),
+    Outcome("/redirect-ftp", 302, None, 1, next_url="ftp://127.0.0.1/file.txt"),
+    Outcome(
+        "/location-utf8",
+        302,
+        None,
+        1,
+        next_url="/landing page/caf\xe9",
+        fetched="/landing%20page/caf%C3%A9",
+    ),  # fmt: skip
+    Outcome(
+        "/location-latin1", 302, None, 1, next_url="/landing/caf%E9", fetched="/landing/caf%E9"
+    ),
+    Outcome("/reset"),
+    Outcome(None),  # The refused port.
+    Outcome("/never-answer", error=TIMEOUT_ERROR),
+    Outcome("/no-content-type", 200, None, 1, 27),
+    Outcome("/duplicate-headers", **OK_PAGE, num_urls=1),
+    Outcome("/conflicting-length"),
+    Outcome("/length-and-chunked"),
+]
+
+
+def error_kind(error: BaseException | None) -> str | None:
+    """Return which kind of outcome an exception stands for."""
+    if error is None:
+        return None
+    if isinstance(error, ResponseTooLarge):
+        return CUT
+    if isinstance(error, BadRedirect):
+        return BAD_REDIRECT
+    if isinstance(error, TimeoutError):
+        return TIMEOUT_ERROR
+    return NETWORK
+
+
+def peak_rss_mb() -> float:
+    """Return the peak resident memory of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class HostileServerTests:
+    """Hostile servers and big pages; mixed into AcceptanceTests."""
+
+    stage: types.ModuleType
+    crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
+
+    @pytest.fixture
+    def hostile(self) -> Iterator[HostileServer]:
+        """The hostile server, with every behaviour on its own path."""
+        with HostileServer() as server:
+            yield server
+
+    @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda outcome: outcome.id)
+    def test_hostile_server(self, hostile: HostileServer, outcome: Outcome) -> None:
+        url = hostile.refused_url if outcome.path is None else hostile.url(outcome.path)
+        ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
+        options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "max_size": MAX_SIZE}
+        before = acceptance.open_fds()
+        start = time.monotonic()
+        crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([url, ok], **options), 20)
+        elapsed = time.monotonic() - start
+        after = acceptance.wait_for_fds(before)
+        print(f"{outcome.id}: fds before={before} after={after}, {elapsed:.2f} s")
+        assert after <= before, f"{after - before} file descriptors leaked"
+        assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
+        urls = [stat.url for stat in crawler.done]
+        assert urls.count(url) == 1
+        assert sorted(urls) == sorted(crawler.seen_urls), "a URL recorded twice or never"
+        stats = acceptance.by_url(crawler)
+        assert (stats[ok].status, stats[ok_next].status) == (200, 200), "the crawl stopped"
+        stat = stats[url]
+        assert (stat.status, error_kind(stat.exception)) == (outcome.status, outcome.error)
+        assert (stat.content_type, stat.num_urls) == (outcome.content_type, outcome.num_urls)
+        assert stat.size == outcome.size
+        if outcome.path is not None:
+            assert hostile.connections[outcome.path] == outcome.tries
+        self.check_redirect(hostile, crawler, stat, outcome)
+
+    def check_redirect(
+        self, hostile: HostileServer, crawler: Any, stat: FetchStatistic, outcome: Outcome
+    ) -> None:
+        """Check where a hostile redirect pointed and what became of its target."""
+        next_url = outcome.next_url
+        if next_url is not None and next_url.startswith("/"):
+            next_url = hostile.url(next_url)
+        assert stat.next_url == next_url
+        if outcome.fetched is not None:
+            assert acceptance.by_url(crawler)[next_url].status == 200
+            assert hostile.connections[outcome.fetched] == 1
+        elif next_url is not None:
+            assert next_url not in crawler.seen_urls
+
+    # --- Size ------------------------------------------------------------------
+
+    def test_page_with_100000_links(self, pages: PageServer) -> None:
+        hrefs = [f"/keep/{n}" if n % 1000 == 0 else f"/skip/{n}" for n in range(100_000)]
+        body = "".join(f'<a href="{href}">{href}</a>\n' for href in hrefs).encode()
+        root = pages.add_page("/", body=body)
+        rss = peak_rss_mb()
+        start = time.monotonic()
+        crawler = self.crawl([root], exclude="/skip/")
+        elapsed = time.monotonic() - start
+        print(f"100 000 links, {len(body)} bytes: {elapsed:.2f} s, peak RSS {rss:.0f} MB ->")
+        print(f"{peak_rss_mb():.0f} MB")
+        stat = crawler.done[0]
+        assert (stat.url, stat.status, stat.size, stat.exception) == (root, 200, len(body), None)
+        assert (stat.num_urls, stat.num_new_urls) == (100, 100)
+        assert len(crawler.done) == 101 == len(crawler.seen_urls)
+
+    def test_50_mb_body_is_cut_at_max_size(self, pages: PageServer) -> None:
+        size, chunk = 50 * 2**20, b"<p>" + b"x" * (2**16 - 7) + b"</p>"
+
+        async def huge(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse(headers={"Content-Type": "text/html"})
+            response.content_length = size
+            await response.prepare(request)
+            for _ in range(size // len(chunk)):
+                await response.write(chunk)
+                await asyncio.sleep(0)
+            return response
+
+        root = pages.add_handler("/", huge)
+        rss = peak_rss_mb()
+        start = time.monotonic()
+        crawler = self.crawl([root])  # The default max_size: 10 MB.
+        elapsed = time.monotonic() - start
+        print(f"50 MB body: {elapsed:.2f} s, peak RSS {rss:.0f} MB -> {peak_rss_mb():.0f} MB")
+        stat = crawler.done[0]
+        assert (stat.url, stat.status, stat.size) == (root, 200, 10 * 2**20)
+        assert isinstance(stat.exception, ResponseTooLarge)
+        assert (stat.num_urls, len(crawler.done)) == (0, 1)
