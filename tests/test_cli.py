@@ -1,0 +1,338 @@
+"""Examples for shared.cli: the ``crawl`` command, run as a user runs it.
+
+Commands run in a subprocess (the installed ``crawl`` script, or
+``python -m``) so that exit statuses, stderr and stray tracebacks are seen
+exactly as a user sees them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from shared import cli
+from shared.testing import PageServer, refused_port
+
+CRAWL = Path(sys.executable).with_name("crawl")  # Installed by pip install -e .
+REPO = Path(__file__).resolve().parent.parent
+# Import the packages of this working tree, as pytest does, whatever an older
+# editable install recorded about them (a stage that had no __init__.py yet).
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+}
+
+
+def stage_is_ready(package: str) -> bool:
+    """Tell whether a stage package can be imported and has its entry points."""
+    try:
+        module = importlib.import_module(package)
+    except ImportError:
+        return False
+    return all(hasattr(module, name) for name in ["Crawler", "crawl", "run"])
+
+
+STAGE_PARAMS = [
+    pytest.param(
+        name,
+        marks=pytest.mark.skipif(not stage_is_ready(package), reason=f"{package} is not ready"),
+    )
+    for name, package in cli.STAGES.items()
+]
+
+
+def run(*args: str, command: list[str] | None = None, cwd: Path | None = None):  # noqa: ANN201
+    """Run the crawl command with ``args`` and return the finished process."""
+    command = [str(CRAWL)] if command is None else command
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=ENV
+    )
+
+
+# --- fix_url -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "fixed"),
+    [
+        ("example.com", "http://example.com"),
+        ("example.com/path?q=1", "http://example.com/path?q=1"),
+        ("127.0.0.1:8080/", "http://127.0.0.1:8080/"),
+        ("http://example.com/", "http://example.com/"),
+        ("https://example.com/", "https://example.com/"),
+        ("ftp://example.com/", "ftp://example.com/"),
+    ],
+)
+def test_fix_url(url: str, fixed: str) -> None:
+    assert cli.fix_url(url) == fixed
+
+
+# --- The parser ----------------------------------------------------------------------------
+
+
+def test_parser_defaults() -> None:
+    args = cli.build_parser().parse_args([])
+    assert args.roots == [] and args.stage == "asyncio"
+    assert cli.crawl_options(args) == {
+        "exclude": None,
+        "strict": True,
+        "max_redirect": 10,
+        "max_tries": 4,
+        "max_tasks": 100,
+        "timeout": 10.0,
+        "max_size": 10 * 2**20,
+    }
+
+
+def test_parser_accepts_both_spellings_and_lenient() -> None:
+    args = cli.build_parser().parse_args(
+        ["--max_tasks", "3", "--max-redirect", "2", "--max_tries=5", "--max_size", "99"]
+        + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
+    )
+    assert cli.crawl_options(args) == {
+        "exclude": "x",
+        "strict": False,
+        "max_redirect": 2,
+        "max_tries": 5,
+        "max_tasks": 3,
+        "timeout": 1.5,
+        "max_size": 99,
+    }
+    assert (args.stage, args.roots) == ("generators", ["a.com"])
+
+
+@pytest.mark.parametrize(("flags", "level"), [([], 1), (["-q"], 0), (["-v"], 2), (["-vv"], 3)])
+def test_parser_log_level(flags: list[str], level: int) -> None:
+    assert cli.build_parser().parse_args(flags).level == level
+
+
+def test_stage_default_follows_the_stage_package() -> None:
+    parser = cli.build_parser("python -m stage1_callbacks", "callbacks")
+    assert parser.parse_args([]).stage == "callbacks"
+
+
+# --- Usage errors: one line, exit status 2, no traceback ------------------------------------
+
+# Each usage error with a piece of its message.  "{tmp}" is a fresh directory.
+USAGE_ERRORS = {
+    "--bogus": "unrecognized arguments: --bogus",
+    "--max_tasks 0": "max_tasks must be a whole number of at least 1, not 0",
+    "--max-tasks many": "invalid int value: 'many'",
+    "--max_tries 0": "max_tries must be a whole number of at least 1, not 0",
+    "--max_redirect -1": "max_redirect must be a whole number of at least 0, not -1",
+    "--timeout 0": "timeout must be more than 0 seconds",
+    "--max-size -1": "max_size must be a whole number of at least 0, not -1",
+    "--exclude (": "invalid exclude pattern '('",
+    "--json {tmp}/no-such-dir/out.jsonl": "No such file or directory",
+    "--json {tmp}": "cannot write",  # A directory.
+    "--stage nope": "invalid choice: 'nope'",
+    "--pages 5": "10 pages",  # Without a root, so the bundled site would be served.
+}
+
+
+@pytest.fixture(scope="module")
+def usage_runs(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """Start every usage-error command at once; yield the processes by case."""
+    tmp = tmp_path_factory.mktemp("usage")
+    processes = {}
+    for case in USAGE_ERRORS:
+        argv = case.format(tmp=tmp).split()
+        roots = [] if argv[0] == "--pages" else ["http://127.0.0.1:9/never-fetched"]
+        processes[case] = subprocess.Popen(
+            [str(CRAWL), *argv, *roots],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp,
+            env=ENV,
+        )
+    yield processes
+    for process in processes.values():
+        process.kill()
+        process.communicate()  # Closes the pipes.
+
+
+@pytest.mark.parametrize("case", list(USAGE_ERRORS))
+def test_usage_error_is_one_line_and_exit_status_2(usage_runs, case: str) -> None:  # noqa: ANN001
+    stdout, stderr = usage_runs[case].communicate(timeout=120)
+    assert usage_runs[case].returncode == 2, stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("crawl: error: ") and stderr.endswith(" (see --help)\n")
+    assert USAGE_ERRORS[case] in stderr
+    assert stdout == ""  # Nothing was crawled or reported.
+
+
+def test_usage_error_through_python_m_shared_cli() -> None:
+    result = run("--max_tasks", "0", "x.org", command=[sys.executable, "-m", "shared.cli"])
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert "max_tasks must be" in result.stderr
+
+
+def test_usage_error_through_python_m_stage() -> None:
+    result = run("--bogus", command=[sys.executable, "-m", "stage3_asyncio"])
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "python -m stage3_asyncio: error: unrecognized arguments: --bogus (see --help)"
+    ]
+
+
+def test_help() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: crawl ")
+    for option in ["--stage", "--max_tasks", "--exclude", "--lenient", "--json", "--pages"]:
+        assert option in result.stdout
+
+
+# --- Crawls ---------------------------------------------------------------------------------
+
+
+def finished_count(report: str) -> int:
+    """Return N from the report's 'Finished N urls in ...' line."""
+    match = re.search(
+        r"^Finished (\d+) urls in [\d.]+ secs \(max_tasks=\d+\) \([\d.]+ urls/sec/task\)$",
+        report,
+        re.M,
+    )
+    assert match, report
+    return int(match.group(1))
+
+
+@pytest.mark.parametrize("stage", STAGE_PARAMS)
+def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    args = ["--stage", stage, "--pages", "20", "--max_redirect", "0", "-q", "--json", str(out)]
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "*** Report ***"
+    count = finished_count(result.stdout)
+    assert count == 72  # The oracle's size for 20 pages and max_redirect 0.
+    assert lines[-1] == f"Oracle: all {count} urls match the test site's expected results."
+    assert "Todo: 0" in lines and f"Done: {count}" in lines
+    url_lines = lines[1 : 1 + count]
+    assert url_lines == sorted(url_lines)
+    # The JSON Lines file has one object per URL of the report.
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == count
+    assert sorted(record["url"] for record in records) == [line.split()[0] for line in url_lines]
+    # -q: errors only.  The redirect chain's limit is an error; following a
+    # redirect is INFO.
+    assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
+    assert "ERROR" in result.stderr and "redirect limit reached" in result.stderr
+    assert "INFO" not in result.stderr and "WARNING" not in result.stderr
+
+
+def test_crawl_the_bundled_site_verbosely() -> None:
+    result = run("--pages", "20", "-v")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "Oracle: all 78 urls match the test site's expected results."
+    )
+    assert re.search(r"^INFO stage3_asyncio: redirect to http://", result.stderr, re.M)
+    assert "redirect limit reached" not in result.stderr
+
+
+def test_crawl_given_roots_does_not_check_the_oracle(pages: PageServer) -> None:
+    root = pages.add_page("/", ["/a", "/b"])
+    pages.add_page("/a", [])
+    host = pages.url.removeprefix("http://").rstrip("/")
+    with refused_port() as refused:
+        result = run(host + "/", refused, "-q", "--max_tries", "1")  # fix_url adds http://.
+    assert result.returncode == 0, result.stderr  # Failed URLs are not a failed command.
+    assert finished_count(result.stdout) == 4
+    assert "Oracle" not in result.stdout
+    assert f"{root} 200 text/html utf-8 " in result.stdout
+    assert f"{pages.url}b 404 " in result.stdout
+    assert f"{refused} error " in result.stdout
+    assert f"{refused} failed after 1 tries" in result.stderr
+    assert pages.requests == {"/": 1, "/a": 1, "/b": 1}
+
+
+# --- In-process helpers ---------------------------------------------------------------------
+
+
+def fake_crawler(done: int, seen: int, in_flight: int, t0: float) -> types.SimpleNamespace:
+    """Return an object with what progress_line reads."""
+    return types.SimpleNamespace(
+        done=[None] * done, seen_urls=set(range(seen)), in_flight=in_flight, t0=t0
+    )
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
+    """Freeze shared.cli's clock at 1000.0 seconds."""
+    frozen = types.SimpleNamespace(time=lambda: 1000.0)
+    monkeypatch.setattr(cli, "time", frozen)
+    return frozen
+
+
+@pytest.mark.parametrize(
+    ("done", "seen", "in_flight", "t0", "line"),
+    [
+        (30, 50, 5, 990.0, "done 30 | queued 15 | in flight 5 | 3.0 urls/s"),
+        (0, 1, 1, 1000.0, "done 0 | queued 0 | in flight 1 | 0.0 urls/s"),
+        (7, 7, 0, 998.0, "done 7 | queued 0 | in flight 0 | 3.5 urls/s"),
+        (5, 3, 2, 999.0, "done 5 | queued 0 | in flight 2 | 5.0 urls/s"),  # Never negative.
+        (1000, 1500, 10, 996.0, "done 1000 | queued 490 | in flight 10 | 250.0 urls/s"),
+    ],
+)
+def test_progress_line(clock, done, seen, in_flight, t0, line) -> None:  # noqa: ANN001
+    assert cli.progress_line(fake_crawler(done, seen, in_flight, t0)) == line
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal and signals each write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrote = threading.Event()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.wrote.set()
+        return super().write(text)
+
+
+def test_progress_shows_a_live_line_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    crawler = fake_crawler(3, 10, 2, time.time())
+    with cli.progress(crawler, interval=0.01):
+        assert terminal.wrote.wait(30), "no progress line within 30 seconds"
+    text = terminal.getvalue()
+    assert "\rdone 3 | queued 5 | in flight 2 | " in text
+    assert text.endswith("\r\033[K")  # The line is erased at the end.
+
+
+def test_progress_is_silent_when_stderr_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with cli.progress(fake_crawler(1, 1, 0, time.time()), interval=0.001):
+        pass
+    assert stream.getvalue() == ""
+
+
+def test_check_oracle_reports_a_mismatch(capsys: pytest.CaptureFixture[str]) -> None:
+    root = "http://127.0.0.1:8000/"
+    crawler = types.SimpleNamespace(max_redirect=10, done=[])
+    assert cli.check_oracle(crawler, root, 10) == cli.EXIT_MISMATCH
+    out = capsys.readouterr().out
+    assert out.startswith("Oracle: MISMATCH: 58 expected results missing, 0 unexpected")
+    assert len([line for line in out.splitlines() if line.startswith("  missing:")]) == 10
