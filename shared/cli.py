@@ -2,10 +2,10 @@
 
 It takes the options of the 500 Lines crawler's ``crawl.py`` (with either
 ``--max_tasks`` or ``--max-tasks`` spelling), plus ``--stage``,
-``--timeout``, ``--max-size`` and ``--json``.  With no root URL it starts
-the bundled test site and crawls that, then checks the result against the
-site's oracle.  The report is printed at the end, and also after Ctrl-C, so
-what was done is never lost.
+``--timeout``, ``--max-size``, ``--json`` and ``--save``.  With no root URL
+it starts the bundled test site and crawls that, then checks the result
+against the site's oracle.  The report is printed at the end, and also
+after Ctrl-C, so what was done is never lost.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import IO, Any, NoReturn
 
 from shared.report import report, write_jsonl
+from shared.save import PageSaver
 from shared.server import ServerThread
 from shared.site import DEFAULT_PAGES, MIN_PAGES, expected_results, make_app
 
@@ -69,6 +70,7 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add("--max-size", "--max_size", type=int, default=10 * 2**20, metavar="BYTES",
         help="cut bodies longer than this (default: %(default)s)")  # fmt: skip
     add("--json", metavar="FILE", help="also write one JSON object per URL to FILE")
+    add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
     add("--pages", type=int, default=DEFAULT_PAGES, metavar="N",
         help="size of the bundled site when no root is given (default: %(default)s)")  # fmt: skip
     add("-v", "--verbose", action="count", dest="level", default=1,
@@ -100,11 +102,16 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     try:
+        saver = PageSaver(args.save) if args.save else None
+    except OSError as error:
+        parser.error(f"cannot save pages in {args.save}: {error.strerror}")
+    try:
         json_file = open(args.json, "w", encoding="utf-8") if args.json else None  # noqa: SIM115
     except OSError as error:
         parser.error(f"cannot write {args.json}: {error.strerror}")
     with json_file or contextlib.nullcontext(), bundled_site(args) as roots:
         crawler = module.Crawler(roots, **crawl_options(args))
+        crawler.on_page = saver
         status = run_and_report(module, crawler, json_file)
         if not args.roots and status == EXIT_OK:
             status = check_oracle(crawler, roots[0], args.pages)
