@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from shared.crawling import BadRedirect, CrawlerBase, decode_body
+from shared.crawling import BadRedirect, CrawlerBase, decode_body, header_text
 from shared.http import Response
 from shared.stats import FetchStatistic, ResponseTooLarge
 
@@ -357,3 +357,48 @@ def test_record_crash_keeps_the_url(caplog: pytest.LogCaptureFixture) -> None:
     crawler.record_crash(ROOT, error)
     assert crawler.done == [FetchStatistic(ROOT, None, None, error, 0, None, None, 0, 0)]
     assert f"fetching {ROOT} failed unexpectedly" in caplog.text
+
+
+# --- Hooks and header values ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "saved"),
+    [
+        (html("<p>page</p>"), True),
+        (html("<p>page</p>", content_type="text/html; charset=latin-1"), True),
+        (html("<p>x</p>", content_type="application/xhtml+xml"), True),
+        (html("<feed/>", content_type="application/xml"), False),
+        (html("text", content_type="text/plain"), False),
+        (html("<p>gone</p>", status=404), False),
+        (Response(200, {"content-type": "text/html"}, b"<p>cut", True), False),
+        (moved("/next"), False),
+    ],
+)
+def test_on_page_gets_complete_html_pages_only(response: Response, saved: bool) -> None:
+    crawler = RecordingCrawler()
+    pages: list[tuple[str, bytes, int]] = []
+    crawler.on_page = lambda url, body: pages.append((url, body, len(crawler.done)))
+    crawler.handle_response(ROOT, 3, response)
+    assert pages == ([(ROOT, response.body, 0)] if saved else [])  # Called before recording.
+    assert len(crawler.done) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("/plain", "/plain"),
+        ("/caf\xe9", "/caf\xe9"),  # Valid UTF-8 arrived as text: kept.
+        ("/caf\udce9", "/caf%E9"),  # A latin-1 byte, escaped by surrogateescape.
+        ("\udcff\udc80", "%FF%80"),
+    ],
+)
+def test_header_text(value: str, text: str) -> None:
+    assert header_text(value) == text
+
+
+def test_location_with_a_non_utf_8_byte_is_percent_encoded() -> None:
+    crawler = RecordingCrawler()
+    crawler.handle_response(ROOT, 3, moved("/caf\udce9"))
+    assert crawler.done[0].next_url == "http://example.com/caf%E9"
+    assert crawler.added == [("http://example.com/caf%E9", 2)]
