@@ -110,6 +110,7 @@ class CrawlerBase:
         """Record the outcome of one URL."""
         self.done.append(fetch_statistic)
 
+    # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a response, then follow its redirect or queue its new links."""
         if response.status in REDIRECT_STATUSES and "location" in response.headers:
@@ -143,6 +144,9 @@ class CrawlerBase:
         else:
             self.logger.error("redirect limit reached for %s from %s", next_url, url)
 
+    # --8<-- [end:handle_response]
+
+    # --8<-- [start:parse_links]
     def parse_links(self, url: str, response: Response) -> tuple[FetchStatistic, set[str]]:
         """Return the statistic of a response and the allowed links it holds."""
         content_type = header_text(response.headers.get("content-type", ""))
@@ -160,6 +164,8 @@ class CrawlerBase:
             url, None, response.status, error, size, media_type, encoding, len(links), new
         )
         return stat, links
+
+    # --8<-- [end:parse_links]
 
     def record_crash(self, url: str, error: Exception) -> None:
         """Record a URL whose fetch failed through a bug, so it is not lost."""
