@@ -187,7 +187,12 @@ class Crawler(CrawlerBase):
         """
         key = (host, port)
         if key not in self.addresses:
-            self.addresses[key] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except UnicodeError as error:  # A name that IDNA cannot encode.
+                message = f"bad host name {host!r}: {error}"
+                raise socket.gaierror(socket.EAI_NONAME, message) from None
+            self.addresses[key] = infos
         return self.addresses[key]
 
     def wrap_tls(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
