@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,9 @@ STAGE_PARAMS = [
 ]
 
 
-def run(*args: str, command: list[str] | None = None, cwd: Path | None = None):  # noqa: ANN201
+def run(
+    *args: str, command: list[str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the crawl command with ``args`` and return the finished process."""
     command = [str(CRAWL)] if command is None else command
     return subprocess.run(
@@ -142,7 +145,9 @@ USAGE_ERRORS = {
 
 
 @pytest.fixture(scope="module")
-def usage_runs(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def usage_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, subprocess.Popen[str]]]:
     """Start every usage-error command at once; yield the processes by case."""
     tmp = tmp_path_factory.mktemp("usage")
     processes = {}
@@ -164,7 +169,9 @@ def usage_runs(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("case", list(USAGE_ERRORS))
-def test_usage_error_is_one_line_and_exit_status_2(usage_runs, case: str) -> None:  # noqa: ANN001
+def test_usage_error_is_one_line_and_exit_status_2(
+    usage_runs: dict[str, subprocess.Popen[str]], case: str
+) -> None:
     stdout, stderr = usage_runs[case].communicate(timeout=120)
     assert usage_runs[case].returncode == 2, stderr
     assert len(stderr.splitlines()) == 1, stderr
@@ -289,7 +296,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
         (1000, 1500, 10, 996.0, "done 1000 | queued 490 | in flight 10 | 250.0 urls/s"),
     ],
 )
-def test_progress_line(clock, done, seen, in_flight, t0, line) -> None:  # noqa: ANN001
+def test_progress_line(
+    clock: types.SimpleNamespace, done: int, seen: int, in_flight: int, t0: float, line: str
+) -> None:
     assert cli.progress_line(fake_crawler(done, seen, in_flight, t0)) == line
 
 

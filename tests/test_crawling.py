@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -21,7 +23,7 @@ ROOT = "http://example.com/"
 class RecordingCrawler(CrawlerBase):
     """A crawler whose queue is a list of ``(url, max_redirect)`` calls."""
 
-    def __init__(self, roots=(ROOT,), **options) -> None:  # noqa: ANN001
+    def __init__(self, roots: Iterable[str] = (ROOT,), **options: Any) -> None:
         super().__init__(roots, **options)
         self.added: list[tuple[str, int | None]] = []
 

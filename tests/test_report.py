@@ -34,7 +34,13 @@ DONE = [
 ]
 
 
-def fake_crawler(done=DONE, seen=None, t0=100.0, t1: float | None = 104.0, max_tasks=5):  # noqa: ANN001, ANN201
+def fake_crawler(
+    done: list[FetchStatistic] = DONE,
+    seen: set[str] | None = None,
+    t0: float = 100.0,
+    t1: float | None = 104.0,
+    max_tasks: int = 5,
+) -> types.SimpleNamespace:
     """Return an object with just the attributes the report reads."""
     seen = {stat.url for stat in done} if seen is None else seen
     return types.SimpleNamespace(done=list(done), seen_urls=seen, t0=t0, t1=t1, max_tasks=max_tasks)
@@ -120,7 +126,9 @@ def test_report_todo_counts_seen_urls_not_done_yet() -> None:
         ),
     ],
 )
-def test_finished_line(done, t0, t1, max_tasks, line) -> None:  # noqa: ANN001
+def test_finished_line(
+    done: list[FetchStatistic], t0: float, t1: float, max_tasks: int, line: str
+) -> None:
     text = report_text(fake_crawler(done, t0=t0, t1=t1, max_tasks=max_tasks))
     assert line in text.splitlines()
 

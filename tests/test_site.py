@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from aiohttp import web
@@ -288,7 +288,7 @@ def test_counters_count_requests_by_path_with_query() -> None:
         assert (counters.requests, counters.in_flight, counters.max_in_flight) == ({}, 0, 0)
 
 
-def poll(condition, deadline: float = 10.0) -> bool:  # noqa: ANN001
+def poll(condition: Callable[[], bool], deadline: float = 10.0) -> bool:
     """Return True as soon as ``condition()`` holds, False after the deadline."""
     end = time.monotonic() + deadline
     while not condition():
