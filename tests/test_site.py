@@ -288,7 +288,7 @@ def test_counters_count_requests_by_path_with_query() -> None:
         assert (counters.requests, counters.in_flight, counters.max_in_flight) == ({}, 0, 0)
 
 
-def poll(condition: Callable[[], bool], deadline: float = 10.0) -> bool:
+def poll(condition: Callable[[], bool], deadline: float = 60.0) -> bool:
     """Return True as soon as ``condition()`` holds, False after the deadline."""
     end = time.monotonic() + deadline
     while not condition():
@@ -336,7 +336,7 @@ def test_max_in_flight_of_concurrent_requests() -> None:
         arrived += 1
         if arrived == 3:
             all_arrived.set()
-        await asyncio.wait_for(all_arrived.wait(), 30)
+        await asyncio.wait_for(all_arrived.wait(), 60)
         return web.Response(text="ok")
 
     app.router.add_get("/{name}", together)
@@ -347,7 +347,7 @@ def test_max_in_flight_of_concurrent_requests() -> None:
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(60)
         assert counters.max_in_flight == 3
         assert counters.in_flight == 0
         assert counters.requests == {"/a": 1, "/b": 1, "/c": 1}
