@@ -309,7 +309,7 @@ def send_get(url: str) -> socket.socket:
 @pytest.mark.parametrize("clients_leave_first", [False, True])
 def test_latency_keeps_requests_in_flight_and_counts_them(clients_leave_first: bool) -> None:
     with contextlib.ExitStack() as connections:
-        with ServerThread(make_app(10, latency=60.0)) as server:
+        with ServerThread(make_app(10, latency=600.0)) as server:
             counters = server.app[COUNTERS]
             for path in ["", "pages/1/", "pages/2/"]:
                 connections.enter_context(send_get(server.url + path))
