@@ -109,11 +109,15 @@ class Crawler(CrawlerBase):
         """Start try number ``job.attempt`` at ``job.url``; ``on_response`` carries on.
 
         Returns at once.  The Fetcher calls back exactly once, if only
-        because its timeout fires.
+        because its timeout fires, and never before the next turn.
         """
         fetcher = self.make_fetcher(job.url)
+        try:
+            fetcher.start()
+        except BaseException:  # A bug (or Ctrl-C): it must not call back later.
+            fetcher.close()
+            raise
         self.jobs[fetcher] = job
-        fetcher.start()
 
     def on_response(self, fetcher: Fetcher) -> None:
         """Carry on with a URL after one try: record it or try again, then refill."""

@@ -24,6 +24,7 @@ from shared.server import ServerThread
 from shared.site import make_app
 from shared.testing import PageServer
 from stage1_callbacks.crawler import Crawler, run
+from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.tests.support import (
     DEADLINE,
     ScriptedServer,
@@ -136,19 +137,22 @@ def test_bug_inside_the_fetcher_is_recorded_not_retried(pages: PageServer, monke
 def test_bug_starting_a_fetch_is_recorded(pages: PageServer, monkeypatch) -> None:
     root = pages.add_page("/", ["/bad", "/good"])
     pages.add_page("/good", [])
-    real_make_fetcher = Crawler.make_fetcher
+    real_connect = Fetcher.connect
+    broken: list[Fetcher] = []
 
-    def make_fetcher(crawler: Crawler, url: str) -> Any:
-        if url.endswith("/bad"):
+    def connect(fetcher: Fetcher, error: Exception | None) -> None:
+        if fetcher.url.endswith("/bad"):  # After start() set the timeout.
+            broken.append(fetcher)
             raise ZeroDivisionError("a bug before the fetch")
-        return real_make_fetcher(crawler, url)
+        real_connect(fetcher, error)
 
-    monkeypatch.setattr(Crawler, "make_fetcher", make_fetcher)
+    monkeypatch.setattr(Fetcher, "connect", connect)
     crawler = stage1_callbacks.crawl([root])
     stats = {stat.url: stat for stat in crawler.done}
-    assert set(stats) == {root, root + "bad", root + "good"}
+    assert len(crawler.done) == 3 and set(stats) == {root, root + "bad", root + "good"}
     assert isinstance(stats[root + "bad"].exception, ZeroDivisionError)
-    assert crawler.in_flight == 0
+    assert crawler.in_flight == 0 and crawler.jobs == {}
+    assert [fetcher.timer.cancelled for fetcher in broken] == [True]  # type: ignore[union-attr]
 
 
 # --- Counters --------------------------------------------------------------------------
