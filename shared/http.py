@@ -66,7 +66,9 @@ def request_target(url: str) -> tuple[str, int, str]:
     parts = urllib.parse.urlsplit(url)
     if not parts.hostname:
         raise ValueError(f"URL has no host: {url!r}")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    port = parts.port
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80
     target = urllib.parse.quote(parts.path or "/", safe=TARGET_SAFE)
     if parts.query:
         target += "?" + urllib.parse.quote(parts.query, safe=TARGET_SAFE)
