@@ -23,15 +23,34 @@ def normalize_url(url: str) -> str:
     Lower-cases the scheme and host, drops the scheme's default port, turns
     an empty path into ``/``, removes the fragment and keeps the query as it
     is.  Raises ValueError for a URL that cannot be parsed (a bad port, an
-    unbalanced ``[`` in the host).
+    unbalanced ``[`` in the host) or whose host parsers disagree on (a
+    backslash in the authority: browsers end the host there, urllib does not).
     """
     parts = urllib.parse.urlsplit(url.strip())
+    if "\\" in parts.netloc:
+        raise ValueError(f"backslash in the authority of {url!r}")
     scheme = parts.scheme.lower()
     netloc = parts.netloc
     if netloc:
         netloc = _normalize_netloc(scheme, parts)
     path = parts.path or ("/" if netloc else "")
-    return urllib.parse.urlunsplit((scheme, netloc, path, parts.query, ""))
+    if not netloc and path.startswith("//"):
+        path = "//" + path  # Keep the empty authority, or the path would become one.
+    return _quote_ends(urllib.parse.urlunsplit((scheme, netloc, path, parts.query, "")))
+
+
+def _quote_ends(url: str) -> str:
+    """Percent-encode whitespace at either end of ``url``.
+
+    Spaces that ended a path before a dropped ``#`` or empty ``?`` end the
+    URL; stripped by the next normalization, they would make it another URL.
+    """
+    lead = len(url) - len(url.lstrip())
+    core = url[lead:].rstrip()
+    tail = url[lead + len(core) :]
+    if lead or tail:
+        url = urllib.parse.quote(url[:lead]) + core + urllib.parse.quote(tail)
+    return url
 
 
 def _normalize_netloc(scheme: str, parts: urllib.parse.SplitResult) -> str:
