@@ -55,19 +55,33 @@ class Future:
     predictable order.
     """
 
-    _state = PENDING
-    _result: Any = None
-    _exception: BaseException | None = None
-    _exception_tb = None  # The exception's own traceback, kept for result().
-    _cancel_message: str | None = None
-    # Set by __iter__ just before it yields the future, so that a Task can
-    # tell ``yield from future`` from a bare ``yield future``.  asyncio calls
-    # this attribute _asyncio_future_blocking.
-    _blocking = False
+    # Slots rather than a __dict__: a crawl keeps a few futures alive for
+    # each request in flight, and thousands of requests may be in flight.
+    __slots__ = (
+        "_loop",
+        "_state",
+        "_result",
+        "_exception",
+        "_exception_tb",
+        "_cancel_message",
+        "_callbacks",
+        "_blocking",
+    )
 
     def __init__(self, *, loop: EventLoop | None = None) -> None:
         self._loop = get_running_loop() if loop is None else loop
-        self._callbacks: list[Callable[[Future], object]] = []
+        self._state = PENDING
+        self._result: Any = None
+        self._exception: BaseException | None = None
+        self._exception_tb = None  # The exception's own traceback, kept for result().
+        self._cancel_message: str | None = None
+        # A tuple: most futures get one done callback or none, and the empty
+        # tuple costs no memory at all.
+        self._callbacks: tuple[Callable[[Future], object], ...] = ()
+        # Set by __iter__ just before it yields the future, so that a Task
+        # can tell ``yield from future`` from a bare ``yield future``.
+        # asyncio calls this attribute _asyncio_future_blocking.
+        self._blocking = False
 
     def __repr__(self) -> str:
         info = self._state.lower()
@@ -172,20 +186,20 @@ class Future:
         if self._state != PENDING:
             self._loop.call_soon(fn, self)
         else:
-            self._callbacks.append(fn)
+            self._callbacks += (fn,)
 
     def remove_done_callback(self, fn: Callable[[Future], object]) -> int:
         """Forget every registration of ``fn``; return how many there were."""
         if not self._callbacks:
             return 0
-        kept = [callback for callback in self._callbacks if callback != fn]
+        kept = tuple(callback for callback in self._callbacks if callback != fn)
         removed = len(self._callbacks) - len(kept)
-        self._callbacks[:] = kept
+        self._callbacks = kept
         return removed
 
     def _schedule_callbacks(self) -> None:
         """Hand every done callback to the loop; never call one from here."""
-        callbacks, self._callbacks = self._callbacks, []
+        callbacks, self._callbacks = self._callbacks, ()
         for callback in callbacks:
             self._loop.call_soon(callback, self)
 

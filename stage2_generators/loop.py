@@ -27,7 +27,6 @@ import socket
 import ssl
 import time
 import types
-import weakref
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -64,7 +63,8 @@ class EventLoop:
         self._running = False
         self._closed = False
         self._exception_handler = default_exception_handler
-        self._tasks: weakref.WeakSet[Task] = weakref.WeakSet()  # For all_tasks().
+        self._tasks: set[Task] = set()  # The tasks not done yet, for all_tasks().
+        self._current_task: Task | None = None  # The task taking a step, if any.
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} running={self._running} closed={self._closed}>"
@@ -345,11 +345,13 @@ class EventLoop:
         """Connect the non-blocking ``sock`` to a resolved ``address``.  Raises OSError."""
         try:
             sock.connect(address)
-        except BlockingIOError:  # The kernel goes on connecting; wait for it.
-            yield from self._wait_writable(sock)
-            error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if error:
-                raise OSError(error, f"Connect call failed {address}") from None
+            return
+        except BlockingIOError:
+            pass  # The kernel goes on connecting: wait for it (outside the except).
+        yield from self._wait_writable(sock)
+        error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if error:
+            raise OSError(error, f"Connect call failed {address}")
 
     @types.coroutine
     def sock_sendall(self, sock: socket.socket, data: bytes) -> Generator[Any, None, None]:
@@ -361,10 +363,12 @@ class EventLoop:
         while view:
             try:
                 view = view[sock.send(view) :]
+                continue
             except (BlockingIOError, ssl.SSLWantWriteError):
-                yield from self._wait_writable(sock)
+                wait = self._wait_writable
             except ssl.SSLWantReadError:  # TLS needs to read first.
-                yield from self._wait_readable(sock)
+                wait = self._wait_readable
+            yield from wait(sock)
 
     # --8<-- [start:sock_recv]
     @types.coroutine
@@ -378,9 +382,13 @@ class EventLoop:
             try:
                 return sock.recv(nbytes)
             except (BlockingIOError, ssl.SSLWantReadError):
-                yield from self._wait_readable(sock)
+                wait = self._wait_readable
             except ssl.SSLWantWriteError:  # TLS needs to send first.
-                yield from self._wait_writable(sock)
+                wait = self._wait_writable
+            # Wait after the except clause, not in it: there the error would
+            # stay alive while we wait, and become the __context__ of any
+            # error (a cancellation) raised during the wait.
+            yield from wait(sock)
 
     # --8<-- [end:sock_recv]
 
@@ -395,9 +403,10 @@ class EventLoop:
                 sock.do_handshake()
                 return
             except ssl.SSLWantReadError:
-                yield from self._wait_readable(sock)
+                wait = self._wait_readable
             except ssl.SSLWantWriteError:
-                yield from self._wait_writable(sock)
+                wait = self._wait_writable
+            yield from wait(sock)
 
     # --8<-- [end:sock]
 

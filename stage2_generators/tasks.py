@@ -5,14 +5,14 @@ take the future it yields, and call ``send()`` again once that future is
 done.  That something is a ``Task``, which is itself a future, done when
 its coroutine returns or raises.  On top of tasks this module builds
 ``sleep``, ``gather`` and ``wait_for``, with the names and the meaning of
-their asyncio counterparts.
+their asyncio counterparts (``wait_for`` as in Python 3.12 and later).
 
-Left out compared with asyncio: ``current_task()``, task names by number,
-``cancelling()`` / ``uncancel()``, ``shield``, ``wait``, ``as_completed``,
-``TaskGroup`` and eager tasks.  The coroutines here (``sleep``,
-``wait_for``) are generators, so that the crawler's generators can use them
-with ``yield from``; ``@types.coroutine`` marks them so that ``async def``
-code can ``await`` them too.
+Left out compared with asyncio: task names, ``shield``, ``wait``,
+``as_completed``, ``TaskGroup``, eager tasks and the ``contextvars``
+context of each task.  The coroutines here (``sleep``, ``wait_for``) are
+generators, so that the crawler's generators can use them with ``yield
+from``; ``@types.coroutine`` marks them so that ``async def`` code can
+``await`` them too.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ class Task(Future):
     # parked on exactly one future, _fut_waiter, whose done callback
     # (_wakeup) schedules that step.  Never both, never neither.
 
+    __slots__ = ("_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested")
+
     def __init__(self, coro: Coroutine, *, loop: EventLoop | None = None) -> None:
         if not isinstance(coro, (types.GeneratorType, types.CoroutineType)):
             raise TypeError(f"a coroutine or generator was expected, got {coro!r}")
@@ -45,11 +47,17 @@ class Task(Future):
         self._coro = coro
         self._fut_waiter: Future | None = None
         self._must_cancel = False  # Throw CancelledError in at the next step.
+        self._num_cancels_requested = 0  # See cancelling() and uncancel().
         self._loop.call_soon(self._step)
-        self._loop._tasks.add(self)
+        self._loop._tasks.add(self)  # Until it is done; see all_tasks().
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f" coro={self._coro.__qualname__}>"
+
+    def _schedule_callbacks(self) -> None:
+        """Leave the loop's set of tasks, then schedule the done callbacks."""
+        self._loop._tasks.discard(self)  # Runs once: when the task is done.
+        super()._schedule_callbacks()
 
     def get_coro(self) -> Coroutine:
         """Return the coroutine the task runs."""
@@ -72,6 +80,7 @@ class Task(Future):
         """
         if self.done():
             return False
+        self._num_cancels_requested += 1
         self._cancel_message = msg
         if self._fut_waiter is not None and self._fut_waiter.cancel(msg=msg):
             # Cancelling the future wakes the task (see _wakeup), which then
@@ -79,6 +88,21 @@ class Task(Future):
             return True
         self._must_cancel = True  # Its next step is scheduled: make it throw.
         return True
+
+    def cancelling(self) -> int:
+        """Return how many cancel() requests are pending (not undone by uncancel())."""
+        return self._num_cancels_requested
+
+    def uncancel(self) -> int:
+        """Undo one cancel() request, once the cancellation was handled; return the rest.
+
+        wait_for() uses it to tell its own cancellation (a timeout) from another's.
+        """
+        if self._num_cancels_requested > 0:
+            self._num_cancels_requested -= 1
+            if self._num_cancels_requested == 0:
+                self._must_cancel = False
+        return self._num_cancels_requested
 
     # --8<-- [end:cancel]
 
@@ -92,6 +116,7 @@ class Task(Future):
                 exc = self._make_cancelled_error()
             self._must_cancel = False
         self._fut_waiter = None
+        self._loop._current_task = self
         try:
             result = self._coro.send(None) if exc is None else self._coro.throw(exc)
         except StopIteration as stop:
@@ -105,6 +130,8 @@ class Task(Future):
             super().set_exception(error)
         else:
             self._wait_on(result)
+        finally:
+            self._loop._current_task = None
 
     def _wait_on(self, result: object) -> None:
         """Park the task on the future the coroutine yielded, or reschedule it."""
@@ -157,6 +184,11 @@ def create_task(coro: Coroutine) -> Task:
     return get_running_loop().create_task(coro)
 
 
+def current_task(loop: EventLoop | None = None) -> Task | None:
+    """Return the task whose step is running now, or None (in a plain callback)."""
+    return (loop or get_running_loop())._current_task
+
+
 def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
     """Return ``aw`` if it is a Future, else a Task running it.
 
@@ -172,7 +204,7 @@ def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -
 def all_tasks(loop: EventLoop | None = None) -> set[Task]:
     """Return the tasks of ``loop`` (default: the running one) that are not done."""
     loop = loop or get_running_loop()
-    return {task for task in loop._tasks if not task.done()}
+    return set(loop._tasks)
 
 
 # --8<-- [start:sleep]
@@ -203,6 +235,8 @@ def _set_result_unless_done(future: Future, result: Any) -> None:
 # --8<-- [start:gather]
 class _GatheringFuture(Future):
     """The future ``gather`` returns: cancelling it cancels its children."""
+
+    __slots__ = ("_children", "_cancel_requested")
 
     def __init__(self, children: list[Future], *, loop: EventLoop) -> None:
         super().__init__(loop=loop)
@@ -273,53 +307,40 @@ def _finish_gathering(outer: _GatheringFuture, return_exceptions: bool) -> None:
 # --8<-- [start:wait_for]
 @types.coroutine
 def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any, None, Any]:
-    """Wait for ``aw``; cancel it if it takes more than ``timeout`` seconds.
+    """Wait for ``aw``, cancelling it if it takes more than ``timeout`` seconds.
 
-    Raises TimeoutError on timeout, else what ``aw`` raises.  When the
-    caller is cancelled, ``aw`` is cancelled too.
+    As in asyncio since Python 3.12, a coroutine runs in the calling task
+    itself, with no task of its own: when the time is up, the timer cancels
+    the calling task, which throws CancelledError into ``aw`` where it
+    waits; ``aw`` cleans up, and the CancelledError that comes out is
+    turned into TimeoutError.  Raises TimeoutError, else what ``aw`` raises.
     """
-    loop = get_running_loop()
-    future = ensure_future(aw, loop=loop)
     if timeout is None:
-        return (yield from future)
-    waiter = loop.create_future()
-    handle = loop.call_later(max(timeout, 0), _set_result_unless_done, waiter, None)
-
-    def release_waiter(_: Future) -> None:
-        _set_result_unless_done(waiter, None)
-
-    future.add_done_callback(release_waiter)
+        return (yield from aw)
+    task = current_task()
+    if task is None:
+        raise RuntimeError("wait_for() must be called from a task")
+    expired: list[bool] = []  # Becomes [True] when the timer has cancelled the task.
+    handle = task.get_loop().call_later(timeout, _expire, task, expired)
+    cancelling = task.cancelling()
     try:
-        yield from waiter  # Until the future is done or the time is up.
-    except CancelledError:
-        future.remove_done_callback(release_waiter)
-        yield from _cancel_and_wait(future)
+        return (yield from aw)
+    except CancelledError as error:
+        if expired:
+            expired.clear()  # Undo our own cancel() request, exactly once.
+            if task.uncancel() <= cancelling:  # Nobody else asked to cancel: a timeout.
+                raise TimeoutError(f"no result within {timeout} seconds") from error
         raise
     finally:
         handle.cancel()
-    if future.done():
-        return future.result()
-    future.remove_done_callback(release_waiter)
-    yield from _cancel_and_wait(future)
-    try:
-        return future.result()  # The coroutine may have caught the cancellation.
-    except CancelledError as error:
-        raise TimeoutError(f"no result within {timeout} seconds") from error
+        if expired:  # aw swallowed our CancelledError or raised another error.
+            task.uncancel()
 
 
-def _cancel_and_wait(future: Future) -> Generator[Any, None, None]:
-    """Cancel ``future`` and wait until it is really done (its cleanup ran)."""
-    waiter = future.get_loop().create_future()
-
-    def release_waiter(_: Future) -> None:
-        _set_result_unless_done(waiter, None)
-
-    future.add_done_callback(release_waiter)
-    try:
-        future.cancel()
-        yield from waiter
-    finally:
-        future.remove_done_callback(release_waiter)
+def _expire(task: Task, expired: list[bool]) -> None:
+    """Cancel ``task``, whose time is up; the timer callback of wait_for."""
+    expired.append(True)
+    task.cancel()
 
 
 # --8<-- [end:wait_for]

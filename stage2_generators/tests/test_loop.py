@@ -174,7 +174,7 @@ def test_run_until_complete_stops_when_the_future_is_done(loop: EventLoop) -> No
     loop.call_later(FAR, calls.append, "far away")
     loop.run_until_complete(future)  # Would run for a minute if it did not stop.
     assert calls == []
-    assert future._callbacks == [], "the stopping callback was left on the future"
+    assert not future._callbacks, "the stopping callback was left on the future"
 
 
 def test_loop_stopped_before_the_future_is_done(loop: EventLoop) -> None:

@@ -19,6 +19,7 @@ from stage2_generators.tasks import (
     Task,
     all_tasks,
     create_task,
+    current_task,
     ensure_future,
     gather,
     sleep,
@@ -139,6 +140,21 @@ def test_all_tasks(loop: EventLoop) -> None:
     assert all_tasks(loop) == set()
 
 
+def test_current_task(loop: EventLoop) -> None:
+    seen = []
+
+    def coro():  # noqa: ANN202
+        seen.append(current_task())
+        yield from sleep(0)
+        seen.append(current_task())
+
+    task = loop.create_task(coro())
+    loop.call_soon(lambda: seen.append(current_task()))  # A plain callback.
+    loop.run_until_complete(task)
+    assert seen == [task, None, task]
+    assert loop._current_task is None
+
+
 # --- Cancellation ------------------------------------------------------------
 
 
@@ -240,6 +256,25 @@ def test_a_coroutine_may_refuse_cancellation(loop: EventLoop) -> None:
     task.cancel()
     assert loop.run_until_complete(task) == "carried on"
     assert not task.cancelled()
+
+
+def test_cancelling_counts_requests_and_uncancel_undoes_them(loop: EventLoop) -> None:
+    def coro():  # noqa: ANN202
+        try:
+            yield from loop.create_future()
+        except CancelledError:
+            return "handled"
+
+    task = loop.create_task(coro())
+    run_briefly(loop)
+    assert task.cancelling() == 0
+    task.cancel()
+    task.cancel()
+    assert task.cancelling() == 2
+    assert task.uncancel() == 1
+    assert loop.run_until_complete(task) == "handled"
+    assert task.uncancel() == 0
+    assert task.uncancel() == 0, "the count never goes below zero"
 
 
 def test_cancel_a_done_task(loop: EventLoop) -> None:
@@ -639,3 +674,63 @@ def test_cancelling_wait_for_cancels_the_work(loop: EventLoop) -> None:
     with pytest.raises(CancelledError):
         loop.run_until_complete(task)
     assert inner.cancelled()
+
+
+def test_wait_for_runs_the_coroutine_in_the_calling_task(loop: EventLoop) -> None:
+    def inner():  # noqa: ANN202
+        yield from sleep(0)
+        return current_task()
+
+    def main():  # noqa: ANN202
+        return current_task(), (yield from wait_for(inner(), FAR))
+
+    outer, seen = loop.run_until_complete(main())
+    assert seen is outer
+    assert all_tasks(loop) == set()
+
+
+def test_wait_for_leaves_no_pending_cancel_request(loop: EventLoop) -> None:
+    def main():  # noqa: ANN202
+        with pytest.raises(TimeoutError):
+            yield from wait_for(loop.create_future(), 0.001)
+        with pytest.raises(TimeoutError):
+            yield from wait_for(sleep(FAR), 0.001)
+        yield from sleep(0)  # Not cancelled: the timeouts were handled.
+        return current_task().cancelling()
+
+    assert loop.run_until_complete(main()) == 0
+
+
+def test_wait_for_lets_an_outside_cancel_win_over_its_timeout(loop: EventLoop) -> None:
+    seen = []
+
+    def main():  # noqa: ANN202
+        try:
+            yield from wait_for(loop.create_future(), 0)
+        except TimeoutError:
+            seen.append("timeout")
+        except CancelledError:
+            seen.append("cancelled")
+            raise
+
+    task = loop.create_task(main())
+    run_briefly(loop)  # main() waits; its timer fires on the next iteration.
+    loop.call_soon(task.cancel)  # Someone else cancels in that same iteration.
+    with pytest.raises(CancelledError):
+        loop.run_until_complete(task)
+    assert seen == ["cancelled"], "the outside cancellation was swallowed"
+
+
+def test_wait_for_needs_a_task(loop: EventLoop) -> None:
+    errors = []
+
+    def callback() -> None:
+        waiting = wait_for(sleep(0), 1)
+        try:
+            waiting.send(None)
+        except RuntimeError as error:
+            errors.append(error)
+
+    loop.call_soon(callback)
+    run_briefly(loop)
+    assert "must be called from a task" in str(errors[0])
