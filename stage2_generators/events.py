@@ -1,12 +1,12 @@
 """Handles for scheduled callbacks, and how code finds the running loop.
 
-Stage 1 kept callbacks as bare functions in a list.  This stage wraps each
-one in a ``Handle`` that can be cancelled before it runs (a timer that is no
-longer needed, a reader that was removed), and adds ``get_running_loop()`` so
-a future, a task or a queue can find the loop without being handed it.
-Both have the names and meaning of their counterparts in ``asyncio.events``;
-left out are the event-loop policy, ``get_event_loop()`` and the context
-(``contextvars``) that asyncio runs every callback in.
+A ``Handle`` is a callback, its arguments and a ``cancel()``, as in stage
+1; a ``TimerHandle`` adds the time it is due.  New in this stage is
+``get_running_loop()``, so that a future, a task or a queue can find the
+loop without being handed it.  Both have the names and the meaning of their
+counterparts in ``asyncio.events``; left out are the event-loop policy,
+``get_event_loop()`` and the context (``contextvars``) that asyncio runs
+every callback in.
 
 This is a module of its own, as in asyncio, because futures, tasks and the
 loop all need ``get_running_loop()`` while the loop needs futures and tasks.

@@ -1,13 +1,16 @@
 """The event loop: a queue of ready callbacks, a heap of timers, a selector.
 
-Stage 1's loop only waited on sockets and called the callback registered
-for each.  This loop is a small ``asyncio`` event loop: besides sockets it
-keeps timers (``call_later``), runs callbacks that are ready now
-(``call_soon``), creates futures and tasks, and runs until a future is done
-(``run_until_complete``).  On top of the selector it offers coroutine
-helpers that wait for a socket without blocking, ``sock_connect``,
+Stage 1's loop had the same three parts and ran callbacks.  This one also
+runs coroutines: it creates futures and tasks (``create_future``,
+``create_task``), runs until a future is done (``run_until_complete``, a
+done callback that stops the loop), and logs an exception a callback lets
+out instead of dying of it.  On top of the selector it offers coroutines
+that wait for a socket without blocking, ``sock_connect``,
 ``sock_sendall`` and ``sock_recv``, like the chapter's ``read`` and
-``read_all``: each registers a future with the selector and yields from it.
+``read_all``: each registers a future with the selector and yields from
+it.  The names and the behaviour are those of asyncio's event loop
+(``add_reader`` rather than stage 1's ``register``), so that stage 3 only
+swaps it for the real one.
 
 Left out compared with asyncio: ``call_soon_threadsafe`` and everything else
 that other threads or signals would need (there is no self-pipe), transports
@@ -121,11 +124,12 @@ class EventLoop:
 
     # --8<-- [start:run]
     def run_forever(self) -> None:
-        """Run iterations until stop() is called.  Raises RuntimeError if already running."""
-        if self._running:
-            raise RuntimeError("This event loop is already running")
-        if self._closed:
-            raise RuntimeError("Event loop is closed")
+        """Run iterations until stop() is called.
+
+        Raises RuntimeError if the loop is closed or running, or another
+        loop runs in this thread.
+        """
+        self._check_runnable()
         if _get_running_loop() is not None:
             raise RuntimeError("Cannot run the event loop while another loop is running")
         self._running = True
@@ -144,10 +148,9 @@ class EventLoop:
         """Run until ``future`` (or the task made from a coroutine) is done.
 
         Return its result or raise its exception.  Raises RuntimeError if
-        the loop stopped before the future was done.
+        the loop is closed or running, or stopped before the future was done.
         """
-        if self._closed or self._running:
-            raise RuntimeError(f"Cannot run {self!r} until complete")
+        self._check_runnable()
         future = ensure_future(future, loop=self)
         future.add_done_callback(_run_until_complete_cb)
         try:
@@ -157,6 +160,13 @@ class EventLoop:
         if not future.done():
             raise RuntimeError("Event loop stopped before Future completed.")
         return future.result()
+
+    def _check_runnable(self) -> None:
+        """Raise RuntimeError if the loop is closed or running already."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        if self._running:
+            raise RuntimeError("This event loop is already running")
 
     def stop(self) -> None:
         """Stop after the callbacks that are ready now have run."""
