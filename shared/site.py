@@ -411,19 +411,25 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
     try:
-        web.run_app(app, host=args.host, port=args.port, access_log=None, print=_announce(args))
+        asyncio.run(serve(app, args.host, args.port, args.pages))
+    except KeyboardInterrupt:
+        pass  # Ctrl+C is how the reader stops the site.
     except OSError as error:
         sys.exit(f"python -m shared.site: cannot serve on {args.host}:{args.port}: {error}")
 
 
-def _announce(args: argparse.Namespace) -> Callable[[str], None]:
-    """Return the function run_app calls to say where it listens."""
-
-    def announce(message: str) -> None:
-        print(f"Test site with {args.pages} pages on http://{args.host}:{args.port}/")
+async def serve(app: web.Application, host: str, port: int, pages: int) -> None:
+    """Serve ``app`` until cancelled, saying where it listens (the real port)."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port, backlog=4096).start()
+        bound = runner.addresses[0][1]
+        print(f"Test site with {pages} pages on http://{host}:{bound}/")
         print("(Press Ctrl+C to stop.)", flush=True)
-
-    return announce
+        await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
+    finally:
+        await runner.cleanup()
 
 
 if __name__ == "__main__":
