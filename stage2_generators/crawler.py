@@ -47,7 +47,7 @@ class Crawler(CrawlerBase):
 
     def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
         super().__init__(roots, **options)
-        self.q: Queue = Queue()
+        self.q: Queue[tuple[str, int]] = Queue()
         self.addresses: dict[tuple[str, int], list[tuple]] = {}  # See resolve().
         self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
 

@@ -17,11 +17,13 @@ import collections
 import contextlib
 import types
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.futures import Future
 from stage2_generators.locks import Event
+
+T = TypeVar("T")
 
 
 class QueueEmpty(Exception):
@@ -32,7 +34,7 @@ class QueueFull(Exception):
     """put_nowait() found the queue full."""
 
 
-class Queue:
+class Queue(Generic[T]):
     """A first-in, first-out queue; ``maxsize`` > 0 bounds it.
 
     Needs no running loop to be made: the loop is looked up when a
@@ -41,7 +43,7 @@ class Queue:
 
     def __init__(self, maxsize: int = 0) -> None:
         self._maxsize = maxsize
-        self._queue: collections.deque[Any] = collections.deque()
+        self._queue: collections.deque[T] = collections.deque()
         self._getters: collections.deque[Future] = collections.deque()  # Waiting in get().
         self._putters: collections.deque[Future] = collections.deque()  # Waiting in put().
         self._unfinished_tasks = 0  # Items put but not yet marked done.
@@ -69,7 +71,7 @@ class Queue:
         return 0 < self._maxsize <= len(self._queue)
 
     # --8<-- [start:put_get]
-    def put_nowait(self, item: Any) -> None:
+    def put_nowait(self, item: T) -> None:
         """Put ``item`` in the queue.  Raises QueueFull if there is no room."""
         if self.full():
             raise QueueFull
@@ -78,7 +80,7 @@ class Queue:
         self._finished.clear()
         _wakeup_next(self._getters)
 
-    def get_nowait(self) -> Any:
+    def get_nowait(self) -> T:
         """Remove and return the first item.  Raises QueueEmpty if there is none."""
         if self.empty():
             raise QueueEmpty
@@ -87,14 +89,14 @@ class Queue:
         return item
 
     @types.coroutine
-    def put(self, item: Any) -> Generator[Any, None, None]:
+    def put(self, item: T) -> Generator[Any, None, None]:
         """Put ``item`` in the queue, waiting until there is room."""
         while self.full():
             yield from _wait_in_line(self._putters, self.full)
         self.put_nowait(item)
 
     @types.coroutine
-    def get(self) -> Generator[Any, None, Any]:
+    def get(self) -> Generator[Any, None, T]:
         """Remove and return the first item, waiting until there is one."""
         while self.empty():
             yield from _wait_in_line(self._getters, self.empty)
