@@ -1,0 +1,137 @@
+"""``python -m shared.bench``: run the benchmark and write its report.
+
+python -m shared.bench            # the full run, about 20 minutes
+python -m shared.bench --quick    # about a minute, one run of smaller scenarios
+python -m shared.bench --only memory --runs 1
+python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shared.bench import parsers, report, scenarios
+from shared.bench.procs import ROOT
+
+SCENARIOS = ("throughput", "concurrency", "memory", "parsers")
+
+
+def machine_info() -> dict[str, Any]:
+    """Return what a reader needs to know about where the figures come from."""
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as info:
+        memory = int(info.readline().split()[1]) / 2**20
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip() or "unknown"  # fmt: skip
+    versions = []
+    for package in ("aiohttp", "uvloop", "scrapy", "selectolax", "matplotlib"):
+        try:
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{package} not installed")
+    tools = []
+    for tool, flag in (("ab", "-V"), ("wrk", "-v"), ("wget", "--version")):
+        try:
+            done = subprocess.run([tool, flag], capture_output=True, text=True, timeout=10)
+            tools.append((done.stdout + done.stderr).strip().splitlines()[0])
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            tools.append(f"{tool} not installed")
+    return {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "commit": commit,
+        "cpu": f"{cpu}, {os.cpu_count()} cores",
+        "memory": f"{memory:.1f} GiB",
+        "system": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": ", ".join(versions),
+        "tools": "; ".join(tools),
+        "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    """Run the chosen scenarios and return every figure."""
+    config = scenarios.QUICK if args.quick else scenarios.FULL
+    if args.runs:
+        config = dataclasses.replace(config, runs=args.runs)
+    results: dict[str, Any] = {"quick": args.quick, "runs": config.runs, "machine": machine_info()}
+    results["config"] = dataclasses.asdict(config)
+    for name in args.only or SCENARIOS:
+        start = time.perf_counter()
+        if name == "parsers":
+            results[name] = parsers.measure()
+        else:
+            results[name] = getattr(scenarios, name)(config, log)
+        log(f"{name} done in {time.perf_counter() - start:.0f} s")
+    others = []
+    for name in ("throughput", "concurrency"):
+        for runs in _all_runs(results.get(name, {}).get("runs", {})):
+            others += [r["others"] for r in runs if "others" in r]
+    if others:
+        results["machine"][
+            "CPU used by other processes during the crawls (cores, median / max)"
+        ] = f"{sorted(others)[len(others) // 2]:.2f} / {max(others):.2f}"
+    results["machine"]["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return results
+
+
+def _all_runs(runs: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Return every list of runs in a scenario's nested ``runs``."""
+    out = []
+    for value in runs.values():
+        out += [value] if isinstance(value, list) else list(value.values())
+    return out
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read saved results back, turning numeric keys into ints again."""
+
+    def keys(obj: dict[str, Any]) -> dict[Any, Any]:
+        return {int(k) if k.isdigit() else k: v for k, v in obj.items()}
+
+    return json.loads(path.read_text(), object_hook=keys)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m shared.bench", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="a one-minute version, one run each")
+    parser.add_argument("--runs", type=int, default=0, help="runs per figure (default 3, quick 1)")
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "docs" / "bench",
+        help="where to write summary.md and the charts (default: docs/bench)",
+    )
+    parser.add_argument("--render", type=Path, help="only redraw the report from a results.json")
+    args = parser.parse_args(argv)
+    begin = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - begin:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+    results = load(args.render) if args.render else run(args, log)
+    path = report.write(results, args.out)
+    log(f"wrote {path} and charts in {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Serve the test site from a process of its own, for the benchmark.
+
+``python -m shared.site`` is for people; this entry point is for the
+benchmark, which needs to know the port the system picked and to read the
+server's counters between runs.  It prints ``PORT <number>`` once it
+listens, serves until its standard input closes, and adds two routes that
+no page links to: ``/_bench/stats`` (requests counted and the most handled
+at once, as JSON) and ``/_bench/reset`` (forget them).
+
+    python -m shared.bench.serve --pages 10000 --latency-ms 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from shared.site import COUNTERS, Handler, make_app
+
+STATS_PREFIX = "/_bench/"
+
+
+async def stats(request: web.Request) -> web.StreamResponse:
+    """Return the site's counters, leaving out the benchmark's own requests."""
+    counters = request.app[COUNTERS]
+    requests = sum(n for path, n in counters.requests.items() if not path.startswith(STATS_PREFIX))
+    return web.json_response({"requests": requests, "max_in_flight": counters.max_in_flight})
+
+
+async def reset(request: web.Request) -> web.StreamResponse:
+    """Forget the counters."""
+    request.app[COUNTERS].reset()
+    return web.json_response({})
+
+
+def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
+    """Return a middleware that answers each URL from memory after its first request.
+
+    The site generates every page from its number, the same on every
+    request, so the answers do not change; caching them keeps the server
+    from being the bottleneck of the crawlers it serves.
+    """
+    store: dict[tuple[str, str], tuple[int, dict[str, str], bytes]] = {}
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        key = (request.host, request.raw_path)  # The home page names its host.
+        if key not in store:
+            try:
+                answer = await handler(request)
+            except web.HTTPException as error:  # Redirects and 404s are raised.
+                answer = error
+            if not isinstance(answer, web.Response) or answer.body is None:
+                return answer
+            headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
+            store[key] = (answer.status, headers, bytes(answer.body))
+        status, headers, body = store[key]
+        return web.Response(status=status, headers=headers, body=body)
+
+    return middleware
+
+
+async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1") -> None:
+    """Serve the site until standard input closes."""
+    app = make_app(pages, latency)
+    if cache:
+        app.middlewares.append(response_cache())  # Inside the latency middleware.
+    app.router.add_get(STATS_PREFIX + "stats", stats)
+    app.router.add_get(STATS_PREFIX + "reset", reset)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+    await runner.setup()
+    # A backlog as long as the system allows: the C10K crawls connect all at once.
+    await web.TCPSite(runner, host, 0, backlog=65535).start()
+    print("PORT", runner.addresses[0][1], flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)  # Until the parent closes it.
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m shared.bench.serve")
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--uvloop", action="store_true", help="serve on uvloop")
+    parser.add_argument("--cache", action="store_true", help="answer repeated URLs from memory")
+    args = parser.parse_args(argv)
+    if args.uvloop:
+        import uvloop
+
+        uvloop.install()
+    asyncio.run(serve(args.pages, args.latency_ms / 1000, args.cache))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""Tests for the benchmark's parts (``shared.bench``); the benchmark itself never runs here.
+
+Nothing here is timed: these check that the link graph matches the site's
+oracle, that the simulated ideal crawler and the thread-pool crawler crawl
+correctly, that the servers and the report work, on tiny inputs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shared.bench import others, report, threads
+from shared.bench.scenarios import held_crawl, rotated
+from shared.bench.serve import response_cache
+from shared.bench.simulate import depth, simulate
+from shared.bench.sitegraph import Node, link_graph
+from shared.server import ServerThread
+from shared.site import COUNTERS, expected_results, make_app
+
+ROOT = "http://127.0.0.1:8000/"
+
+
+def triples(crawler) -> set[tuple[str, int | None, str | None]]:  # noqa: ANN001
+    return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
+
+
+# --- The link graph and the simulation ------------------------------------------------
+
+
+@pytest.mark.parametrize("pages", [10, 300])
+def test_link_graph_matches_the_oracle(pages: int) -> None:
+    graph = link_graph(ROOT, pages)
+    found = {(url, node.status, node.next_url) for url, node in graph.items()}
+    assert found == expected_results(ROOT, pages)
+
+
+def test_link_graph_lists_allowed_links_and_redirect_targets() -> None:
+    graph = link_graph(ROOT, 300)
+    assert graph[ROOT + "pages/5"] == Node(301, ROOT + "pages/5/", (ROOT + "pages/5/",))
+    assert graph[ROOT + "redirect/offsite"].links == ()  # Off-site: not followed.
+    assert ROOT + "pages/6/" in graph[ROOT + "pages/5/"].links
+    assert all(link.startswith(ROOT) for node in graph.values() for link in node.links)
+
+
+@pytest.mark.parametrize("slots", [1, 7, 100, 10_000])
+def test_simulated_crawl_fetches_the_oracle_urls_once(slots: int) -> None:
+    graph = link_graph(ROOT, 300)
+    run = simulate(graph, ROOT, slots, latency=0.1, seed=slots)
+    assert sorted(run.fetched) == sorted({url for url, _, _ in expected_results(ROOT, 300)})
+    assert run.max_in_flight <= slots
+
+
+def chain_and_fan() -> dict[str, Node]:
+    """A root linking to a chain a -> b -> c and to four leaves."""
+    leaves = tuple(f"leaf{k}" for k in range(4))
+    graph = {"root": Node(200, None, ("a", *leaves)), "a": Node(200, None, ("b",)),
+             "b": Node(200, None, ("c",)), "c": Node(200, None, ("root",))}  # fmt: skip
+    graph.update({leaf: Node(200, None, ()) for leaf in leaves})
+    return graph
+
+
+def test_simulation_with_one_slot_is_sequential() -> None:
+    assert simulate(chain_and_fan(), "root", 1, 1.0).makespan == 8.0
+
+
+def test_simulation_with_many_slots_follows_the_longest_path() -> None:
+    graph = chain_and_fan()
+    assert depth(graph, "root") == 4
+    assert simulate(graph, "root", 100, 1.0).makespan == 4.0
+
+
+def test_simulation_is_work_conserving() -> None:
+    # Two slots: root; a + leaf0; b + leaf1; c + leaf2; leaf3.  Five rounds.
+    run = simulate(chain_and_fan(), "root", 2, 1.0)
+    assert run.makespan == 5.0
+    assert run.fetched[:3] == ["root", "a", "leaf0"]
+
+
+def test_simulation_rejects_no_slots() -> None:
+    with pytest.raises(ValueError):
+        simulate(chain_and_fan(), "root", 0, 1.0)
+
+
+# --- The thread-pool crawler ------------------------------------------------------------
+
+
+def test_thread_crawler_matches_the_oracle_within_max_tasks() -> None:
+    with ServerThread(make_app(300)) as server:
+        crawler = threads.crawl([server.url], max_tasks=8)
+        counters = server.app[COUNTERS]
+        assert triples(crawler) == expected_results(server.url, 300)
+        assert len(crawler.done) == len(crawler.seen_urls)
+        assert crawler.threads_started == 8
+        assert counters.max_in_flight <= 8
+        assert crawler.t0 <= crawler.t1
+
+
+def test_thread_crawler_retries_then_records_a_failure() -> None:
+    crawler = threads.crawl(["http://127.0.0.1:9/"], max_tries=2, timeout=2.0)
+    (stat,) = crawler.done
+    assert stat.status is None and isinstance(stat.exception, OSError)
+
+
+# --- The servers ------------------------------------------------------------------------
+
+
+def test_cached_site_answers_as_the_site_does() -> None:
+    app = make_app(50)
+    app.middlewares.append(response_cache())
+    with ServerThread(app) as server:
+        for _ in range(2):  # The second crawl is answered from the cache.
+            crawler = threads.crawl([server.url], max_tasks=4)
+            assert triples(crawler) == expected_results(server.url, 50)
+
+
+def test_slow_server_holds_every_fetch_then_answers() -> None:
+    result = held_crawl("threads", 5)
+    assert result["held"] == result["most_held"] == 5
+    assert result["complete"] and result["urls"] == 6 and result["retries"] == 0
+    assert result["threads_started"] == 5
+
+
+def test_raw_load_client() -> None:
+    with ServerThread(make_app(10)) as server:
+        result = others.raw_load(server.url + "pages/1/", requests=20, concurrency=5)
+    assert result["failed"] == 0 and result["per_second"] > 0
+
+
+def test_command_lines() -> None:
+    assert others.ab_command("http://h/", 10, 2, keep_alive=True)[:3] == ["ab", "-q", "-k"]
+    assert "-X" in others.wget_command("http://h/", "/tmp/x")
+    assert rotated(["a", "b", "c"], 1) == ["b", "c", "a"]
+
+
+# --- The report ---------------------------------------------------------------------------
+
+
+def fake_results() -> dict:
+    def crawl(speed: float) -> dict:
+        return {"wall": 10_000 / speed, "pages_per_s": speed, "requests": 10_000,
+                "crawler_cpu": 1.0, "server_cpu": 1.0, "correct": True, "others": 0.0}  # fmt: skip
+
+    def held(kb: float) -> dict:
+        return {"held": 10, "kb_per_fetch": kb, "rss_before_kb": 1000, "rss_held_kb": 1100,
+                "seconds_to_hold_all": 1.0, "seconds_after_release": 1.0, "complete": True,
+                "retries": 0}  # fmt: skip
+
+    return {
+        "quick": False, "runs": 2, "machine": {"date": "today", "commit": "abc"},
+        "throughput": {
+            "pages": 10, "urls": 10_000, "max_tasks": 100,
+            "runs": {"stage1": [crawl(1500)] * 2, "threads": [crawl(1000)] * 2,
+                     "scrapy": [crawl(100)] * 2},
+            "ceilings": [{"tool": "ab", "new_connections": 4000.0}] * 2,
+        },
+        "concurrency": {
+            "pages": 10, "urls": 20, "latency": 0.1, "lower_bound": 0.5,
+            "ideal": {10: {"median": 1.0}},
+            "runs": {"stage1": {10: [{"wall": 1.05, "ratio": 1.05, "max_in_flight": 10}]},
+                     "threads": {10: [{"wall": 1.2, "ratio": 1.2, "max_in_flight": 10}]}},
+        },
+        "memory": {"sizes": [10], "c10k": 10,
+                   "runs": {"stage1": {10: [held(2.0)]}, "threads": {10: [held(20.0)]}}},
+    }  # fmt: skip
+
+
+def test_report_verdicts() -> None:
+    results = fake_results()
+    rows = {target: (measured, verdict) for target, measured, verdict in
+            report.throughput_targets(results["throughput"])}  # fmt: skip
+    assert rows["stage 1 (callbacks) ≥ 1.4× threads"] == ("1.50×", "**met**")
+    assert rows["stage 3 ≥ 12× Scrapy"][1] == "not measured"
+    assert rows["stage 2 ≥ 50% of the server's new-connection ceiling"][1] == "not measured"
+    (row,) = report.concurrency_targets(results["concurrency"])
+    assert row[2] == "**met**"
+    memory = report.memory_targets(results["memory"])
+    assert memory[0][1:] == ("0.10×", "**met**")
+    assert memory[-1][2] == "**met**"  # C10K
+
+
+def test_report_writes_summary_and_charts(tmp_path) -> None:  # noqa: ANN001
+    pytest.importorskip("matplotlib")
+    path = report.write(fake_results(), tmp_path)
+    text = path.read_text()
+    assert "### Targets" in text and "![Pages per second, by crawler](throughput.png)" in text
+    assert {p.name for p in tmp_path.glob("*.png")} == {"throughput.png", "concurrency.png",
+                                                       "memory.png"}  # fmt: skip
+    assert json.loads((tmp_path / "results.json").read_text())["runs"] == 2
+
+
+def test_selectolax_candidate_finds_the_same_links() -> None:
+    pytest.importorskip("selectolax")
+    from shared.bench.parsers import sample_pages, selectolax_links
+    from shared.links import extract_links
+
+    for url, text in sample_pages(300)[:30]:
+        assert selectolax_links(text, url) == extract_links(text, url)
