@@ -85,9 +85,10 @@ class Future:
 
     def __repr__(self) -> str:
         info = self._state.lower()
-        if self._state == FINISHED:
-            info += f" exception={self._exception!r}" if self._exception else ""
-            info += "" if self._exception else f" result={self._result!r}"
+        if self._exception is not None:
+            info += f" exception={self._exception!r}"
+        elif self._state == FINISHED:
+            info += f" result={self._result!r}"
         return f"<{type(self).__name__} {info}>"
 
     def get_loop(self) -> EventLoop:

@@ -429,6 +429,10 @@ def _wake(future: Future) -> None:
 
 def _run_until_complete_cb(future: Future) -> None:
     """Stop the loop of ``future``: the done callback of run_until_complete."""
+    if not future.cancelled() and isinstance(future.exception(), (KeyboardInterrupt, SystemExit)):
+        # The error already left run_forever(): this callback is a leftover
+        # in the ready queue and must not stop the loop's next run.
+        return
     future.get_loop().stop()
 
 

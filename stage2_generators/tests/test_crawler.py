@@ -6,10 +6,12 @@ The acceptance suite (test_acceptance.py) checks the contract itself.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import http.server
 import pathlib
+import signal
 import socket
 import ssl
 import subprocess
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 import stage2_generators
 from shared.testing import PageServer
@@ -145,6 +148,32 @@ def test_ctrl_c_closes_everything_and_is_passed_on(pages: PageServer) -> None:
     assert crawler.in_flight == 0
     gc.collect()
     assert not [task for task in gc.get_objects() if isinstance(task, Task) and not task.done()]
+    assert wait_for_fds(before) <= before, "a socket or the selector was left open"
+
+
+def test_a_real_ctrl_c_while_waiting_for_the_network(pages: PageServer) -> None:
+    arrived = threading.Event()
+
+    async def stalls(request: web.Request) -> web.StreamResponse:
+        arrived.set()
+        await asyncio.sleep(60)
+        return web.Response(body=b"")
+
+    root = pages.add_handler("/", stalls)
+    crawl(Crawler([pages.add_page("/warm", [])]))  # Imports and caches open what they keep.
+    before = open_fds()
+    main_thread = threading.get_ident()
+
+    def press_ctrl_c() -> None:
+        if arrived.wait(30):
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+    crawler = Crawler([root], timeout=50)
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run(crawler)  # In the main thread, where Python delivers SIGINT.
+    assert crawler.t1 is not None
+    assert crawler.in_flight == 0
     assert wait_for_fds(before) <= before, "a socket or the selector was left open"
 
 

@@ -298,6 +298,28 @@ def test_run_cancels_what_main_left_running() -> None:
     assert all_tasks(loops[0]) == set()
 
 
+def test_run_cleans_up_after_ctrl_c(pair) -> None:  # noqa: ANN001
+    first, _ = pair
+    cleaned, loops = [], []
+
+    def reader():  # noqa: ANN202
+        try:
+            yield from get_running_loop().sock_recv(first, 100)
+        finally:
+            cleaned.append("reader")
+
+    def main():  # noqa: ANN202
+        loops.append(get_running_loop())
+        create_task(reader())
+        yield from sleep(0)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        event_loop.run(main())
+    assert cleaned == ["reader"]
+    assert loops[0].is_closed()
+
+
 def test_run_inside_a_running_loop_is_refused(loop: EventLoop) -> None:
     errors = []
 
