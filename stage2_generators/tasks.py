@@ -273,7 +273,7 @@ def gather(*aws: Awaitable | Coroutine, return_exceptions: bool = False) -> Futu
         pending -= 1
         if outer.done():
             return
-        if not return_exceptions and (child.cancelled() or child.exception()):
+        if not return_exceptions and (child.cancelled() or child.exception() is not None):
             outer.set_exception(_outcome(child))
         elif pending == 0:
             _finish_gathering(outer, return_exceptions)

@@ -107,7 +107,7 @@ def test_https_to_a_plain_http_server_is_a_recorded_failure(pages: PageServer) -
 class BuggyCrawler(Crawler):
     """A crawler whose link parser has a bug on one page."""
 
-    def parse_links(self, url, response):  # noqa: ANN001, ANN201
+    def parse_links(self, url, response):
         if url.endswith("/bad"):
             raise ZeroDivisionError("a bug in the bookkeeping")
         return super().parse_links(url, response)
@@ -128,7 +128,7 @@ def test_a_bug_on_one_url_neither_hangs_nor_loses_it(pages: PageServer) -> None:
 class InterruptedCrawler(Crawler):
     """A crawler whose user presses Ctrl+C while the second page is handled."""
 
-    def handle_response(self, url, max_redirect, response):  # noqa: ANN001, ANN201
+    def handle_response(self, url, max_redirect, response):
         if self.done:
             raise KeyboardInterrupt
         super().handle_response(url, max_redirect, response)
@@ -183,7 +183,7 @@ def test_a_real_ctrl_c_while_waiting_for_the_network(pages: PageServer) -> None:
 class CountingCrawler(Crawler):
     """A crawler that notes how many requests are in flight as each one reads."""
 
-    def read_all(self, sock):  # noqa: ANN001, ANN201
+    def read_all(self, sock):
         self.counts.append(self.in_flight)
         return (yield from super().read_all(sock))
 

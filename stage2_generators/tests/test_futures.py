@@ -227,7 +227,7 @@ def test_iter_of_a_done_future_returns_at_once(loop: EventLoop) -> None:
     future = Future(loop=loop)
     future.set_result(7)
 
-    def coro():  # noqa: ANN202
+    def coro():
         return (yield from future)
 
     with pytest.raises(StopIteration) as stop:

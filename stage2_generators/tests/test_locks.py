@@ -14,7 +14,7 @@ from stage2_generators.tasks import gather, sleep
 from stage2_generators.tests.support import run_briefly
 
 
-def holder(lock: Lock, name: str, log: list):  # noqa: ANN201
+def holder(lock: Lock, name: str, log: list):
     """Take the lock, hold it across a yield, and record the order."""
     yield from lock.acquire()
     try:
@@ -49,7 +49,7 @@ def test_lock_excludes_and_serves_in_order(loop: EventLoop) -> None:
 def test_lock_is_fair_to_the_woken_waiter(loop: EventLoop) -> None:
     lock, order = Lock(), []
 
-    def take(name: str):  # noqa: ANN202
+    def take(name: str):
         yield from lock.acquire()
         order.append(name)
         lock.release()
@@ -130,7 +130,7 @@ def test_event_set_and_clear(loop: EventLoop) -> None:
 def test_semaphore_admits_at_most_value(loop: EventLoop) -> None:
     semaphore, inside, most = Semaphore(2), [0], [0]
 
-    def worker():  # noqa: ANN202
+    def worker():
         yield from semaphore.acquire()
         try:
             inside[0] += 1
@@ -148,7 +148,7 @@ def test_semaphore_admits_at_most_value(loop: EventLoop) -> None:
 def test_semaphore_serves_in_order(loop: EventLoop) -> None:
     semaphore, order = Semaphore(1), []
 
-    def take(name: str):  # noqa: ANN202
+    def take(name: str):
         yield from semaphore.acquire()
         order.append(name)
         yield from sleep(0)

@@ -268,7 +268,7 @@ def test_close_while_running_is_refused(loop: EventLoop) -> None:
 def test_run_runs_main_and_closes_its_loop() -> None:
     loops = []
 
-    def main():  # noqa: ANN202
+    def main():
         loops.append(get_running_loop())
         yield from sleep(0)
         return "result"
@@ -281,13 +281,13 @@ def test_run_cancels_what_main_left_running() -> None:
     cleaned = []
     loops = []
 
-    def forgotten():  # noqa: ANN202
+    def forgotten():
         try:
             yield from sleep(FAR)
         finally:
             cleaned.append(True)
 
-    def main():  # noqa: ANN202
+    def main():
         loops.append(get_running_loop())
         create_task(forgotten())
         yield from sleep(0)
@@ -298,17 +298,17 @@ def test_run_cancels_what_main_left_running() -> None:
     assert all_tasks(loops[0]) == set()
 
 
-def test_run_cleans_up_after_ctrl_c(pair) -> None:  # noqa: ANN001
+def test_run_cleans_up_after_ctrl_c(pair) -> None:
     first, _ = pair
     cleaned, loops = [], []
 
-    def reader():  # noqa: ANN202
+    def reader():
         try:
             yield from get_running_loop().sock_recv(first, 100)
         finally:
             cleaned.append("reader")
 
-    def main():  # noqa: ANN202
+    def main():
         loops.append(get_running_loop())
         create_task(reader())
         yield from sleep(0)
@@ -323,7 +323,7 @@ def test_run_cleans_up_after_ctrl_c(pair) -> None:  # noqa: ANN001
 def test_run_inside_a_running_loop_is_refused(loop: EventLoop) -> None:
     errors = []
 
-    def inner():  # noqa: ANN202
+    def inner():
         yield from sleep(0)
 
     def callback() -> None:
@@ -342,7 +342,7 @@ def test_run_inside_a_running_loop_is_refused(loop: EventLoop) -> None:
 # --- Readers and writers ---------------------------------------------------------
 
 
-def test_reader_is_called_when_data_arrives(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_reader_is_called_when_data_arrives(loop: EventLoop, pair) -> None:
     first, second = pair
     received = []
 
@@ -357,7 +357,7 @@ def test_reader_is_called_when_data_arrives(loop: EventLoop, pair) -> None:  # n
     assert received == [b"ping"]
 
 
-def test_remove_reader_and_writer(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_remove_reader_and_writer(loop: EventLoop, pair) -> None:
     first, _ = pair
     assert not loop.remove_reader(first)
     loop.add_reader(first, print)
@@ -369,7 +369,7 @@ def test_remove_reader_and_writer(loop: EventLoop, pair) -> None:  # noqa: ANN00
     assert not loop._selector.get_map()
 
 
-def test_adding_a_reader_again_replaces_it(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_adding_a_reader_again_replaces_it(loop: EventLoop, pair) -> None:
     first, second = pair
     calls = []
     old = loop.add_reader(first, calls.append, "old")
@@ -383,7 +383,7 @@ def test_adding_a_reader_again_replaces_it(loop: EventLoop, pair) -> None:  # no
     loop.remove_reader(first)
 
 
-def test_writer_is_called_when_there_is_room(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_writer_is_called_when_there_is_room(loop: EventLoop, pair) -> None:
     first, _ = pair
     calls = []
 
@@ -397,7 +397,7 @@ def test_writer_is_called_when_there_is_room(loop: EventLoop, pair) -> None:  # 
     assert calls == ["writable"]
 
 
-def test_readers_need_an_open_loop(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_readers_need_an_open_loop(loop: EventLoop, pair) -> None:
     first, _ = pair
     loop.close()
     with pytest.raises(RuntimeError):
@@ -408,14 +408,14 @@ def test_readers_need_an_open_loop(loop: EventLoop, pair) -> None:  # noqa: ANN0
 # --- Socket helpers ------------------------------------------------------------------
 
 
-def test_sock_recv_waits_for_data(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_sock_recv_waits_for_data(loop: EventLoop, pair) -> None:
     first, second = pair
     loop.call_later(0.01, second.send, b"late data")
     assert loop.run_until_complete(loop.sock_recv(first, 100)) == b"late data"
     assert not loop._selector.get_map(), "sock_recv left its reader registered"
 
 
-def test_sock_recv_returns_at_once_when_data_is_there(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_sock_recv_returns_at_once_when_data_is_there(loop: EventLoop, pair) -> None:
     first, second = pair
     second.send(b"ready")
     receiving = loop.sock_recv(first, 100)
@@ -424,20 +424,20 @@ def test_sock_recv_returns_at_once_when_data_is_there(loop: EventLoop, pair) -> 
     assert stop.value.value == b"ready"
 
 
-def test_sock_recv_returns_empty_bytes_at_end_of_stream(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_sock_recv_returns_empty_bytes_at_end_of_stream(loop: EventLoop, pair) -> None:
     first, second = pair
     loop.call_soon(second.close)
     assert loop.run_until_complete(loop.sock_recv(first, 100)) == b""
 
 
-def test_read_all_over_sock_recv(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_read_all_over_sock_recv(loop: EventLoop, pair) -> None:
     first, second = pair
     pieces = [b"one ", b"two ", b"three"]
     for n, piece in enumerate(pieces):
         loop.call_later(0.005 * n, second.send, piece)
     loop.call_later(0.005 * len(pieces), second.close)
 
-    def read_all(sock: socket.socket):  # noqa: ANN202 - the chapter's read_all
+    def read_all(sock: socket.socket):  # The chapter's read_all.
         response = []
         chunk = yield from loop.sock_recv(sock, 4096)
         while chunk:
@@ -448,17 +448,17 @@ def test_read_all_over_sock_recv(loop: EventLoop, pair) -> None:  # noqa: ANN001
     assert loop.run_until_complete(read_all(first)) == b"one two three"
 
 
-def test_sock_sendall_sends_more_than_the_buffer_holds(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_sock_sendall_sends_more_than_the_buffer_holds(loop: EventLoop, pair) -> None:
     first, second = pair
     data = bytes(range(256)) * 40_000  # About 10 MB: the send must wait.
 
-    def receive():  # noqa: ANN202
+    def receive():
         received = bytearray()
         while len(received) < len(data):
             received += yield from loop.sock_recv(second, 65536)
         return bytes(received)
 
-    def main():  # noqa: ANN202
+    def main():
         receiver = create_task(receive())
         yield from loop.sock_sendall(first, data)
         return (yield from receiver)
@@ -467,7 +467,7 @@ def test_sock_sendall_sends_more_than_the_buffer_holds(loop: EventLoop, pair) ->
     assert not loop._selector.get_map()
 
 
-def test_cancelling_sock_recv_removes_the_reader(loop: EventLoop, pair) -> None:  # noqa: ANN001
+def test_cancelling_sock_recv_removes_the_reader(loop: EventLoop, pair) -> None:
     first, _ = pair
     task = loop.create_task(loop.sock_recv(first, 100))
     run_briefly(loop)
@@ -483,14 +483,14 @@ def test_sock_connect_and_talk(loop: EventLoop) -> None:
         listener.setblocking(False)
         client.setblocking(False)
 
-        def accept():  # noqa: ANN202
+        def accept():
             while True:
                 try:
                     return listener.accept()[0]
                 except BlockingIOError:
                     yield from loop._wait_readable(listener)
 
-        def main():  # noqa: ANN202
+        def main():
             server_side = create_task(accept())
             yield from loop.sock_connect(client, listener.getsockname())
             conn = yield from server_side

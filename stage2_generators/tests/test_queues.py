@@ -54,7 +54,7 @@ def test_getters_are_served_in_order(loop: EventLoop) -> None:
     queue = Queue()
     got = []
 
-    def getter(name: str):  # noqa: ANN202
+    def getter(name: str):
         item = yield from queue.get()
         got.append((name, item))
 
@@ -99,14 +99,14 @@ def test_join_waits_for_every_task_done(loop: EventLoop) -> None:
     queue = Queue()
     handled = []
 
-    def worker():  # noqa: ANN202
+    def worker():
         while True:
             item = yield from queue.get()
             yield from sleep(0)
             handled.append(item)
             queue.task_done()
 
-    def main():  # noqa: ANN202
+    def main():
         workers = [loop.create_task(worker()) for _ in range(3)]
         for item in range(10):
             queue.put_nowait(item)

@@ -31,7 +31,7 @@ FAR = 60.0  # A timeout that a test never reaches.
 
 
 def test_task_runs_a_generator(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         value = yield from sleep(0, "slept")
         return value + "!"
 
@@ -55,7 +55,7 @@ def test_generators_and_native_coroutines_mix(loop: EventLoop) -> None:
         await sleep(0)
         return "native"
 
-    def generator():  # noqa: ANN202
+    def generator():
         task = create_task(native())
         return (yield from task) + " via generator"
 
@@ -68,7 +68,7 @@ def test_generators_and_native_coroutines_mix(loop: EventLoop) -> None:
 def test_task_is_a_future_that_starts_on_the_next_iteration(loop: EventLoop) -> None:
     started = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         started.append(True)
         return 5
         yield  # A generator that never waits.
@@ -98,7 +98,7 @@ def test_task_refuses_set_result_and_set_exception(loop: EventLoop) -> None:
 def test_task_waits_on_the_future_it_yielded(loop: EventLoop) -> None:
     future = loop.create_future()
 
-    def coro():  # noqa: ANN202
+    def coro():
         return (yield from future)
 
     task = loop.create_task(coro())
@@ -130,7 +130,7 @@ def test_ensure_future(loop: EventLoop) -> None:
 def test_all_tasks(loop: EventLoop) -> None:
     future = loop.create_future()
 
-    def waits():  # noqa: ANN202
+    def waits():
         yield from future
 
     task = loop.create_task(waits())
@@ -143,7 +143,7 @@ def test_all_tasks(loop: EventLoop) -> None:
 def test_current_task(loop: EventLoop) -> None:
     seen = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         seen.append(current_task())
         yield from sleep(0)
         seen.append(current_task())
@@ -162,7 +162,7 @@ def test_cancel_a_task_waiting_on_a_future(loop: EventLoop) -> None:
     future = loop.create_future()
     seen = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from future
         except CancelledError:
@@ -185,7 +185,7 @@ def test_cancel_a_task_waiting_on_a_future(loop: EventLoop) -> None:
 def test_cancel_message_reaches_the_coroutine(loop: EventLoop) -> None:
     messages = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from loop.create_future()
         except CancelledError as error:
@@ -213,7 +213,7 @@ def test_cancel_a_sleeping_task_drops_its_timer(loop: EventLoop) -> None:
 def test_cancel_before_the_first_step(loop: EventLoop) -> None:
     ran = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         ran.append(True)
         yield from sleep(0)
 
@@ -228,7 +228,7 @@ def test_cancel_while_the_wakeup_is_scheduled(loop: EventLoop) -> None:
     future = loop.create_future()
     seen = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from future
         except CancelledError:
@@ -245,7 +245,7 @@ def test_cancel_while_the_wakeup_is_scheduled(loop: EventLoop) -> None:
 
 
 def test_a_coroutine_may_refuse_cancellation(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from loop.create_future()
         except CancelledError:
@@ -259,7 +259,7 @@ def test_a_coroutine_may_refuse_cancellation(loop: EventLoop) -> None:
 
 
 def test_cancelling_counts_requests_and_uncancel_undoes_them(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from loop.create_future()
         except CancelledError:
@@ -310,16 +310,16 @@ def test_step_of_a_done_task_is_refused(loop: EventLoop) -> None:
 # --- Exceptions and bad yields ------------------------------------------------
 
 
-def innermost():  # noqa: ANN201
+def innermost():
     yield from sleep(0)
     raise ValueError("deep down")
 
 
-def middle():  # noqa: ANN201
+def middle():
     yield from innermost()
 
 
-def outermost():  # noqa: ANN201
+def outermost():
     yield from middle()
 
 
@@ -335,7 +335,7 @@ def test_exception_travels_through_yield_from_with_its_traceback(loop: EventLoop
 
 
 def test_exception_travels_from_task_to_task(loop: EventLoop) -> None:
-    def waiter():  # noqa: ANN202
+    def waiter():
         yield from create_task(outermost())
 
     with pytest.raises(ValueError) as info:
@@ -346,7 +346,7 @@ def test_exception_travels_from_task_to_task(loop: EventLoop) -> None:
 
 
 def test_exception_can_be_caught_by_the_caller(loop: EventLoop) -> None:
-    def catcher():  # noqa: ANN202
+    def catcher():
         try:
             yield from outermost()
         except ValueError as error:
@@ -359,7 +359,7 @@ def test_exception_from_a_future_is_raised_at_the_yield(loop: EventLoop) -> None
     future = loop.create_future()
     loop.call_soon(future.set_exception, KeyError("k"))
 
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield from future
         except KeyError:
@@ -369,7 +369,7 @@ def test_exception_from_a_future_is_raised_at_the_yield(loop: EventLoop) -> None
 
 
 def test_yielding_something_else_throws_a_clear_error_in(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         try:
             yield 42
         except RuntimeError as error:
@@ -380,7 +380,7 @@ def test_yielding_something_else_throws_a_clear_error_in(loop: EventLoop) -> Non
 
 
 def test_uncaught_bad_yield_fails_the_task(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         yield "not a future"
 
     with pytest.raises(RuntimeError, match="bad yield: 'not a future'"):
@@ -391,7 +391,7 @@ def test_bare_yield_of_a_future_is_an_error(loop: EventLoop) -> None:
     future = loop.create_future()
     loop.call_soon(future.set_result, None)
 
-    def coro():  # noqa: ANN202
+    def coro():
         yield future  # Should be: yield from future.
 
     with pytest.raises(RuntimeError, match="yield was used instead of yield from"):
@@ -401,7 +401,7 @@ def test_bare_yield_of_a_future_is_an_error(loop: EventLoop) -> None:
 def test_awaiting_itself_is_an_error(loop: EventLoop) -> None:
     tasks: list[Task] = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         yield from sleep(0)
         yield from tasks[0]
 
@@ -414,7 +414,7 @@ def test_future_of_another_loop_is_an_error(loop: EventLoop) -> None:
     other = EventLoop()
     foreign = other.create_future()
 
-    def coro():  # noqa: ANN202
+    def coro():
         yield from foreign
 
     try:
@@ -428,7 +428,7 @@ def test_bare_yield_gives_others_one_turn(loop: EventLoop) -> None:
     order = []
 
     @types.coroutine
-    def coro():  # noqa: ANN202
+    def coro():
         order.append("before")
         yield  # What asyncio.sleep(0) does.
         order.append("after")
@@ -441,7 +441,7 @@ def test_bare_yield_gives_others_one_turn(loop: EventLoop) -> None:
 
 
 def test_keyboard_interrupt_leaves_the_loop(loop: EventLoop) -> None:
-    def coro():  # noqa: ANN202
+    def coro():
         yield from sleep(0)
         raise KeyboardInterrupt
 
@@ -461,7 +461,7 @@ def test_sleep_returns_its_result(loop: EventLoop) -> None:
 def test_sleepers_wake_in_the_order_of_their_deadlines(loop: EventLoop) -> None:
     woken = []
 
-    def sleeper(name: str, delay: float):  # noqa: ANN202
+    def sleeper(name: str, delay: float):
         yield from sleep(delay)
         woken.append(name)
 
@@ -477,7 +477,7 @@ def test_sleepers_wake_in_the_order_of_their_deadlines(loop: EventLoop) -> None:
 def test_sleep_zero_takes_exactly_one_turn(loop: EventLoop) -> None:
     order = []
 
-    def coro():  # noqa: ANN202
+    def coro():
         order.append("start")
         loop.call_soon(order.append, "scheduled by the task")
         yield from sleep(0)
@@ -494,7 +494,7 @@ def test_sleep_zero_takes_exactly_one_turn(loop: EventLoop) -> None:
 
 
 def test_gather_returns_results_in_argument_order(loop: EventLoop) -> None:
-    def after(delay: float, value: str):  # noqa: ANN202
+    def after(delay: float, value: str):
         yield from sleep(delay)
         return value
 
@@ -514,11 +514,11 @@ def test_gather_of_nothing(loop: EventLoop) -> None:
 def test_gather_passes_on_the_first_exception(loop: EventLoop) -> None:
     finished = []
 
-    def fails():  # noqa: ANN202
+    def fails():
         yield from sleep(0)
         raise ValueError("child failed")
 
-    def succeeds():  # noqa: ANN202
+    def succeeds():
         yield from sleep(0.01)
         finished.append(True)
 
@@ -534,7 +534,7 @@ def test_gather_passes_on_the_first_exception(loop: EventLoop) -> None:
 def test_gather_with_return_exceptions(loop: EventLoop) -> None:
     error = ValueError("kept")
 
-    def fails():  # noqa: ANN202
+    def fails():
         yield from sleep(0)
         raise error
 
@@ -590,7 +590,7 @@ def test_a_cancelled_child_cancels_the_awaiting_task(loop: EventLoop) -> None:
 
 
 def test_wait_for_returns_the_result_in_time(loop: EventLoop) -> None:
-    def quick():  # noqa: ANN202
+    def quick():
         yield from sleep(0)
         return "in time"
 
@@ -604,13 +604,13 @@ def test_wait_for_returns_the_result_in_time(loop: EventLoop) -> None:
 def test_wait_for_times_out_and_cancels_the_work(loop: EventLoop) -> None:
     seen = []
 
-    def endless():  # noqa: ANN202
+    def endless():
         try:
             yield from loop.create_future()
         finally:
             seen.append("cleaned up")
 
-    def main():  # noqa: ANN202
+    def main():
         try:
             yield from wait_for(endless(), 0.01)
         except TimeoutError:
@@ -653,7 +653,7 @@ def test_wait_for_passes_on_the_exception(loop: EventLoop) -> None:
 def test_wait_for_returns_what_the_work_returns_when_it_swallows_cancel(
     loop: EventLoop,
 ) -> None:
-    def stubborn():  # noqa: ANN202
+    def stubborn():
         try:
             yield from loop.create_future()
         except CancelledError:
@@ -665,7 +665,7 @@ def test_wait_for_returns_what_the_work_returns_when_it_swallows_cancel(
 def test_cancelling_wait_for_cancels_the_work(loop: EventLoop) -> None:
     inner = loop.create_task(sleep(FAR))
 
-    def main():  # noqa: ANN202
+    def main():
         yield from wait_for(inner, FAR)
 
     task = loop.create_task(main())
@@ -677,11 +677,11 @@ def test_cancelling_wait_for_cancels_the_work(loop: EventLoop) -> None:
 
 
 def test_wait_for_runs_the_coroutine_in_the_calling_task(loop: EventLoop) -> None:
-    def inner():  # noqa: ANN202
+    def inner():
         yield from sleep(0)
         return current_task()
 
-    def main():  # noqa: ANN202
+    def main():
         return current_task(), (yield from wait_for(inner(), FAR))
 
     outer, seen = loop.run_until_complete(main())
@@ -690,7 +690,7 @@ def test_wait_for_runs_the_coroutine_in_the_calling_task(loop: EventLoop) -> Non
 
 
 def test_wait_for_leaves_no_pending_cancel_request(loop: EventLoop) -> None:
-    def main():  # noqa: ANN202
+    def main():
         with pytest.raises(TimeoutError):
             yield from wait_for(loop.create_future(), 0.001)
         with pytest.raises(TimeoutError):
@@ -704,7 +704,7 @@ def test_wait_for_leaves_no_pending_cancel_request(loop: EventLoop) -> None:
 def test_wait_for_lets_an_outside_cancel_win_over_its_timeout(loop: EventLoop) -> None:
     seen = []
 
-    def main():  # noqa: ANN202
+    def main():
         try:
             yield from wait_for(loop.create_future(), 0)
         except TimeoutError:
