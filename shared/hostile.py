@@ -105,15 +105,17 @@ async def close_at_once(writer: asyncio.StreamWriter) -> None:
 
 BEHAVIOURS: dict[str, Behaviour] = {
     "/close-before-head": close_at_once,
-    "/close-mid-body": send(
+    "/close-mid-body": send(  # Closes in the middle of a chunk.
         response("200 OK", ["Content-Type: text/html", "Transfer-Encoding: chunked"])
         + b"400\r\n<p>the first part of a chunk of 1024 bytes"
     ),
     "/short-body": send(
         response("200 OK", ["Content-Type: text/html", "Content-Length: 1000"], b"<p>short")
     ),
+    # Bytes of a TLS record and an SSH banner where the status line should be.
     "/garbage": send(b"\x00\xff\x16\x03\x01 SSH-2.0-not-http\r\n\r\n<p>garbage"),
     "/endless-headers": endless_headers,
+    # 16 KB: over the 8 KB a header may have, under the 64 KB of a whole head.
     "/long-header-line": send(page(b"<p>ok</p>", "X-Long: " + "x" * 16_000)),
     "/endless-body": endless_body,
     "/slowloris": slowloris,
@@ -127,7 +129,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         b"Content-Length: 27\r\nConnection: close\r\n\r\n"
         b'<a href="/ok/next">next</a>'
     ),
-    "/invalid-location": send(
+    "/invalid-location": send(  # An unbalanced '[': no URL parser accepts it.
         response("302 Found", ["Location: http://[oops/", "Content-Length: 0"])
     ),
     "/redirect-ftp": send(
@@ -153,6 +155,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "Server: second",
         )
     ),
+    # Two lengths, or a length and chunks: which one frames the body?
     "/conflicting-length": send(
         response("200 OK", ["Content-Length: 4", "Content-Length: 9"], b"<p>body</p>")
     ),
