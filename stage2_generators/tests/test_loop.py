@@ -75,10 +75,17 @@ def test_timers_run_in_time_order(loop: EventLoop) -> None:
     now = loop.time()
     loop.call_at(now + 0.03, calls.append, "third")
     loop.call_at(now + 0.01, calls.append, "first")
-    loop.call_later(0.02, calls.append, "second")
+    loop.call_at(now + 0.02, calls.append, "second")
     loop.call_at(now + 0.04, loop.stop)
     loop.run_forever()
     assert calls == ["first", "second", "third"]
+
+
+def test_call_later_is_relative_to_now(loop: EventLoop) -> None:
+    before = loop.time()
+    timer = loop.call_later(FAR, print)
+    assert before + FAR <= timer.when() <= loop.time() + FAR
+    timer.cancel()
 
 
 def test_timer_is_not_called_before_it_is_due(loop: EventLoop) -> None:
@@ -433,9 +440,10 @@ def test_sock_recv_returns_empty_bytes_at_end_of_stream(loop: EventLoop, pair) -
 def test_read_all_over_sock_recv(loop: EventLoop, pair) -> None:
     first, second = pair
     pieces = [b"one ", b"two ", b"three"]
+    now = loop.time()
     for n, piece in enumerate(pieces):
-        loop.call_later(0.005 * n, second.send, piece)
-    loop.call_later(0.005 * len(pieces), second.close)
+        loop.call_at(now + 0.005 * n, second.send, piece)
+    loop.call_at(now + 0.005 * len(pieces), second.close)
 
     def read_all(sock: socket.socket):  # The chapter's read_all.
         response = []

@@ -459,19 +459,20 @@ def test_sleep_returns_its_result(loop: EventLoop) -> None:
 
 
 def test_sleepers_wake_in_the_order_of_their_deadlines(loop: EventLoop) -> None:
-    woken = []
+    deadlines, woken = {}, []
 
     def sleeper(name: str, delay: float):
+        deadlines[name] = loop.time() + delay  # Each timer is due at about this time.
         yield from sleep(delay)
         woken.append(name)
 
     tasks = [
-        loop.create_task(sleeper("third", 0.03)),
-        loop.create_task(sleeper("first", 0.01)),
-        loop.create_task(sleeper("second", 0.02)),
+        loop.create_task(sleeper("a", 0.03)),
+        loop.create_task(sleeper("b", 0.01)),
+        loop.create_task(sleeper("c", 0.02)),
     ]
     loop.run_until_complete(gather(*tasks))
-    assert woken == ["first", "second", "third"]
+    assert woken == sorted(deadlines, key=deadlines.get)
 
 
 def test_sleep_zero_takes_exactly_one_turn(loop: EventLoop) -> None:
