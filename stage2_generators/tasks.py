@@ -121,7 +121,11 @@ class Task(Future):
         try:
             result = self._coro.send(None) if exc is None else self._coro.throw(exc)
         except StopIteration as stop:
-            super().set_result(stop.value)
+            if self._must_cancel:  # cancel() came during this last step.
+                self._must_cancel = False
+                super().cancel(msg=self._cancel_message)
+            else:
+                super().set_result(stop.value)
         except CancelledError as error:
             super().cancel(msg=error.args[0] if error.args else None)
         except (KeyboardInterrupt, SystemExit) as error:

@@ -244,6 +244,20 @@ def test_cancel_while_the_wakeup_is_scheduled(loop: EventLoop) -> None:
     assert seen == ["cancelled"]
 
 
+def test_cancel_during_the_last_step_wins_over_the_result(loop: EventLoop) -> None:
+    tasks: list[Task] = []
+
+    def coro():
+        yield from sleep(0)
+        tasks[0].cancel()  # The task cancels itself, then returns.
+        return "ignored"
+
+    tasks.append(loop.create_task(coro()))
+    with pytest.raises(CancelledError):
+        loop.run_until_complete(tasks[0])
+    assert tasks[0].cancelled()
+
+
 def test_a_coroutine_may_refuse_cancellation(loop: EventLoop) -> None:
     def coro():
         try:
