@@ -48,7 +48,6 @@ def stack_of_a_bug(stage: str) -> list[traceback.FrameSummary]:
     caught it, then the frames the exception went through.
     """
     module = importlib.import_module(STAGES[stage])
-    logging.getLogger(module.__name__).disabled = True  # It would log the crash too.
     stacks: list[list[traceback.FrameSummary]] = []
 
     class BuggyCrawler(module.Crawler):
@@ -60,9 +59,14 @@ def stack_of_a_bug(stage: str) -> list[traceback.FrameSummary]:
             stacks.append(above + traceback.extract_tb(error.__traceback__))
             super().record_crash(url, error)
 
-    with PageServer() as server:
-        root = server.add_page("/", [])
-        module.run(BuggyCrawler([root]))
+    logger = logging.getLogger(module.__name__)
+    was_disabled, logger.disabled = logger.disabled, True  # It would log the crash too.
+    try:
+        with PageServer() as server:
+            root = server.add_page("/", [])
+            module.run(BuggyCrawler([root]))
+    finally:
+        logger.disabled = was_disabled
     stack = stacks[0]
     # Start at the call into the stage; the frames of this script above it are noise.
     first = max(i for i, frame in enumerate(stack) if frame.name == "stack_of_a_bug")
