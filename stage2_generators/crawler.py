@@ -138,14 +138,19 @@ class Crawler(CrawlerBase):
         OSError, or BadResponse when the server closes the connection early.
         """
         loop = event_loop.get_running_loop()
+        chunk = yield from loop.sock_recv(sock, RECV_SIZE)
+        # The parser is made once the server answers, not before: a fetch
+        # spends most of its life waiting for that first chunk, and with
+        # thousands waiting at once the empty parsers would add up.
         parser = ResponseParser(self.max_size)
-        while not parser.done:
-            chunk = yield from loop.sock_recv(sock, RECV_SIZE)
+        while True:
             if chunk:
                 parser.feed_data(chunk)
             else:
                 parser.feed_eof()
-        return parser.response()
+            if parser.done:
+                return parser.response()
+            chunk = yield from loop.sock_recv(sock, RECV_SIZE)
 
     # --8<-- [end:read_all]
 

@@ -329,26 +329,19 @@ class EventLoop:
 
     # --8<-- [start:sock]
     @types.coroutine
-    def _wait_readable(self, sock: socket.socket) -> Generator[Any, None, None]:
-        """Wait until ``sock`` has data to read, or its peer closed it."""
-        fd = sock.fileno()
-        future = self.create_future()
-        self.add_reader(fd, _wake, future)
-        try:
-            yield from future
-        finally:
-            self.remove_reader(fd)
+    def _wait_ready(self, sock: socket.socket, event: int) -> Generator[Any, None, None]:
+        """Wait until ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
 
-    @types.coroutine
-    def _wait_writable(self, sock: socket.socket) -> Generator[Any, None, None]:
-        """Wait until ``sock`` has room to send, or its connection attempt ended."""
+        The chapter's read() in general form: register a future with the
+        selector, yield from it, and unregister, also when cancelled.
+        """
         fd = sock.fileno()
         future = self.create_future()
-        self.add_writer(fd, _wake, future)
+        self._add_handle(fd, event, Handle(_wake, (future,), self))
         try:
             yield from future
         finally:
-            self.remove_writer(fd)
+            self._remove_handle(fd, event)
 
     @types.coroutine
     def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
@@ -358,7 +351,7 @@ class EventLoop:
             return
         except BlockingIOError:
             pass  # The kernel goes on connecting: wait for it (outside the except).
-        yield from self._wait_writable(sock)
+        yield from self._wait_ready(sock, selectors.EVENT_WRITE)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:
             raise OSError(error, f"Connect call failed {address}")
@@ -375,10 +368,10 @@ class EventLoop:
                 view = view[sock.send(view) :]
                 continue
             except (BlockingIOError, ssl.SSLWantWriteError):
-                wait = self._wait_writable
+                event = selectors.EVENT_WRITE
             except ssl.SSLWantReadError:  # TLS needs to read first.
-                wait = self._wait_readable
-            yield from wait(sock)
+                event = selectors.EVENT_READ
+            yield from self._wait_ready(sock, event)
 
     # --8<-- [start:sock_recv]
     @types.coroutine
@@ -392,13 +385,13 @@ class EventLoop:
             try:
                 return sock.recv(nbytes)
             except (BlockingIOError, ssl.SSLWantReadError):
-                wait = self._wait_readable
+                event = selectors.EVENT_READ
             except ssl.SSLWantWriteError:  # TLS needs to send first.
-                wait = self._wait_writable
+                event = selectors.EVENT_WRITE
             # Wait after the except clause, not in it: there the error would
             # stay alive while we wait, and become the __context__ of any
             # error (a cancellation) raised during the wait.
-            yield from wait(sock)
+            yield from self._wait_ready(sock, event)
 
     # --8<-- [end:sock_recv]
 
@@ -413,10 +406,10 @@ class EventLoop:
                 sock.do_handshake()
                 return
             except ssl.SSLWantReadError:
-                wait = self._wait_readable
+                event = selectors.EVENT_READ
             except ssl.SSLWantWriteError:
-                wait = self._wait_writable
-            yield from wait(sock)
+                event = selectors.EVENT_WRITE
+            yield from self._wait_ready(sock, event)
 
     # --8<-- [end:sock]
 

@@ -8,6 +8,7 @@ Modelled on CPython's ``test_asyncio/test_base_events.py`` and
 from __future__ import annotations
 
 import logging
+import selectors
 import socket
 import threading
 
@@ -496,7 +497,7 @@ def test_sock_connect_and_talk(loop: EventLoop) -> None:
                 try:
                     return listener.accept()[0]
                 except BlockingIOError:
-                    yield from loop._wait_readable(listener)
+                    yield from loop._wait_ready(listener, selectors.EVENT_READ)
 
         def main():
             server_side = create_task(accept())
