@@ -1,21 +1,22 @@
-"""What the link parser costs per page, and what a C-backed parser would cost.
+"""What the link parser costs per page, with each of its two HTML parsers.
 
-``shared.links.extract_links`` tokenizes with the standard library's
-``html.parser``, then resolves and normalizes each href.  This module times
-that on the test site's own pages (content pages, archive pages, the home
-page) and, when selectolax is installed, times the same job done with its
-lexbor HTML5 parser, keeping the same resolution code, so the difference is
-the tokenizer alone.
+``shared.links.extract_links`` reads a page with selectolax's lexbor HTML5
+parser (C) when it is installed, else with the standard library's
+``html.parser``, then resolves and normalizes each href.  This module
+times both on the test site's own pages (content pages, archive pages, the
+home page): the reading alone, and the whole of ``extract_links``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+import shared.links
 from shared.bench.sitegraph import page_bodies
-from shared.links import _join, _LinkCollector, extract_links
+from shared.links import extract_links
 
 ROOT = "http://127.0.0.1:8000/"
 
@@ -27,42 +28,19 @@ def sample_pages(pages: int = 10_000) -> list[tuple[str, str]]:
     return page_bodies(ROOT, pages, paths)
 
 
-def selectolax_links(text: str, page_url: str) -> set[str]:
-    """Do ``extract_links``'s job with selectolax's lexbor parser (a candidate)."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    tree = LexborHTMLParser(text)
-    base = page_url
-    for node in tree.css("base[href]"):
-        if node.attributes.get("href"):
-            base = _join(page_url, node.attributes["href"]) or page_url
-            break
-    links = set()
-    for node in tree.css("a[href], area[href], link[href]"):
-        href = node.attributes.get("href")
-        url = _join(base, href) if href is not None else None
-        if url is not None:
-            links.add(url)
-    return links
-
-
-def stdlib_tokenize(text: str, page_url: str) -> None:
-    """Only the tokenizer part of ``extract_links``."""
-    collector = _LinkCollector()
-    collector.feed(text)
-    collector.close()
-
-
-def selectolax_tokenize(text: str, page_url: str) -> None:
-    """Only the tokenizer part of ``selectolax_links``."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    tree = LexborHTMLParser(text)
-    [node.attributes.get("href") for node in tree.css("a[href], area[href], link[href]")]
+@contextlib.contextmanager
+def standard_library_only() -> Iterator[None]:
+    """Make ``extract_links`` use html.parser, as it does without selectolax."""
+    saved = shared.links.LexborHTMLParser
+    shared.links.LexborHTMLParser = None
+    try:
+        yield
+    finally:
+        shared.links.LexborHTMLParser = saved
 
 
 def per_page(function: Callable[[str, str], object], pages: list[tuple[str, str]]) -> float:
-    """Return the best of five timings of ``function`` over ``pages``, in µs per page."""
+    """Return the best of five timings of ``function(text, url)`` over ``pages``, in µs per page."""
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
@@ -75,19 +53,21 @@ def per_page(function: Callable[[str, str], object], pages: list[tuple[str, str]
 def measure() -> dict[str, object]:
     """Time both parsers on the site's pages; µs per page, best of five."""
     pages = sample_pages()
+    with standard_library_only():
+        stdlib = {
+            "read": per_page(lambda text, url: shared.links._read_with_tokenizer(text), pages),
+            "extract": per_page(extract_links, pages),
+        }
+        expected = [extract_links(text, url) for url, text in pages]
     result: dict[str, object] = {
         "pages": len(pages),
         "bytes_per_page": sum(len(text) for _, text in pages) / len(pages),
-        "html.parser": {
-            "extract": per_page(extract_links, pages),
-            "tokenize": per_page(stdlib_tokenize, pages),
-        },  # fmt: skip
+        "html.parser": stdlib,
     }
     if importlib.util.find_spec("selectolax") is not None:
-        same = all(selectolax_links(text, url) == extract_links(text, url) for url, text in pages)
         result["selectolax"] = {
-            "extract": per_page(selectolax_links, pages),
-            "tokenize": per_page(selectolax_tokenize, pages),
-            "same_links": same,
+            "read": per_page(lambda text, url: shared.links._read_with_lexbor(text), pages),
+            "extract": per_page(extract_links, pages),
+            "same_links": [extract_links(text, url) for url, text in pages] == expected,
         }
     return result
