@@ -1,7 +1,7 @@
 """A queue for coroutines: ``get`` waits for an item, ``join`` for the work.
 
-Stage 1 kept the URLs to fetch in a plain list and counted by hand when the
-crawl was over.  This ``Queue`` does both jobs, as the 500 Lines crawler's
+Stage 1 kept the URLs to fetch in a deque and counted the fetches in flight
+by hand to know when the crawl was over.  This ``Queue`` does both jobs, as the 500 Lines crawler's
 ``asyncio.Queue`` does: a worker waits in ``get()`` until there is an item,
 calls ``task_done()`` once it has handled it, and ``join()`` returns when
 every item ever put has been handled.  Waiting is done with futures, one
