@@ -192,8 +192,11 @@ class Crawler(CrawlerBase):
         """
         key = (host, port)
         if key not in self.addresses:
+            # An ASCII name goes as bytes: given a str, Python would first load
+            # its IDNA codec (about 250 KB of tables) only to leave it as it is.
+            name = host.encode("ascii") if host.isascii() else host
             try:
-                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
             except UnicodeError as error:  # A name that IDNA cannot encode.
                 message = f"bad host name {host!r}: {error}"
                 raise socket.gaierror(socket.EAI_NONAME, message) from None
