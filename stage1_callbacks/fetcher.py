@@ -10,7 +10,7 @@ because every callback starts with an empty stack.  The end of the request,
 success or failure, is reported exactly once, to one callback.
 
 Left out compared with asyncio and aiohttp: name lookups in a thread (here
-they block, see ``Resolver``), connecting to several addresses at once
+they block, see ``shared.resolver``), connecting to several addresses at once
 ("happy eyeballs": here they are tried one after another), keep-alive and
 connection pools, proxies, and reading a body into a stream instead of
 memory.
@@ -25,42 +25,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from shared.http import Response, ResponseParser, build_request, request_target
+from shared.resolver import Address, Resolver
 from stage1_callbacks.loop import EVENT_READ, EVENT_WRITE, EventLoop, Handle
 
 RECV_SIZE = 64 * 1024  # Bytes asked of each recv(); bigger than any TLS record.
-
-Address = tuple[int, int, tuple]  # (family, proto, sockaddr) for socket() and connect().
-
-
-class Resolver:
-    """Look host names up with ``socket.getaddrinfo`` and remember the answers.
-
-    ``getaddrinfo`` blocks: while it waits for a DNS server, the whole loop
-    waits with it, and so does every other fetch.  The operating system
-    offers no non-blocking way to ask, which is why asyncio runs
-    ``getaddrinfo`` in a thread pool (``loop.getaddrinfo``).  Stage 1 has no
-    threads, so it only makes the cost rare: one lookup per host and port
-    for the whole crawl.  Failed lookups are not remembered, so a retry
-    asks again.
-    """
-
-    def __init__(self) -> None:
-        self.addresses: dict[tuple[str, int], list[Address]] = {}
-
-    def resolve(self, host: str, port: int) -> list[Address]:
-        """Return the IPv6 and IPv4 addresses of ``host``, best first.
-
-        Raises socket.gaierror (an OSError) when the name does not resolve.
-        """
-        key = (host, port)
-        if key not in self.addresses:
-            try:
-                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except UnicodeError as error:  # A name that IDNA cannot encode.
-                message = f"bad host name {host!r}: {error}"
-                raise socket.gaierror(socket.EAI_NONAME, message) from None
-            self.addresses[key] = [(family, proto, addr) for family, _, proto, _, addr in infos]
-        return self.addresses[key]
 
 
 # --8<-- [start:fetcher]

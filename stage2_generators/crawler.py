@@ -13,7 +13,7 @@ asyncio's names, so that stage 3 only swaps them for the real ones.
 
 What is left out compared with stage 3: keep-alive connections (each
 request opens a connection and the server closes it, HTTP/1.0) and name
-resolution in a thread (see ``Crawler.resolve``).  https is supported with
+resolution in a thread (see ``shared.resolver``).  https is supported with
 the standard ``ssl`` module over the same non-blocking sockets.
 """
 
@@ -28,6 +28,7 @@ from typing import Any
 
 from shared.crawling import CrawlerBase
 from shared.http import BadResponse, ResponseParser, build_request, request_target
+from shared.resolver import Resolver
 from shared.stats import failure
 from stage2_generators import loop as event_loop
 from stage2_generators.queues import Queue
@@ -48,7 +49,7 @@ class Crawler(CrawlerBase):
     def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
         super().__init__(roots, **options)
         self.q: Queue[tuple[str, int]] = Queue()
-        self.addresses: dict[tuple[str, int], list[tuple]] = {}  # See resolve().
+        self.resolver = Resolver()  # Blocking lookups, once per host: see shared.resolver.
         self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
@@ -162,8 +163,8 @@ class Crawler(CrawlerBase):
         """
         loop = event_loop.get_running_loop()
         error: OSError | None = None
-        for family, type_, proto, _, address in self.resolve(host, port):
-            sock = socket.socket(family, type_, proto)
+        for family, proto, address in self.resolver.resolve(host, port):
+            sock = socket.socket(family, socket.SOCK_STREAM, proto)
             try:
                 sock.setblocking(False)
                 yield from loop.sock_connect(sock, address)
@@ -180,28 +181,6 @@ class Crawler(CrawlerBase):
         raise error or OSError(f"no address for {host}")
 
     # --8<-- [end:connect]
-
-    def resolve(self, host: str, port: int) -> list[tuple]:
-        """Return the addresses of ``host`` from a cache, asking the resolver once.
-
-        ``getaddrinfo`` blocks: while it waits for a DNS server, the whole
-        loop waits too.  asyncio therefore runs it in a thread pool.  This
-        stage keeps the blocking call but asks once per host and port for the
-        whole crawl, which for a crawl of few hosts costs about the same.
-        Raises OSError (socket.gaierror) when the name does not resolve.
-        """
-        key = (host, port)
-        if key not in self.addresses:
-            # An ASCII name goes as bytes: given a str, Python would first load
-            # its IDNA codec (about 250 KB of tables) only to leave it as it is.
-            name = host.encode("ascii") if host.isascii() else host
-            try:
-                infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-            except UnicodeError as error:  # A name that IDNA cannot encode.
-                message = f"bad host name {host!r}: {error}"
-                raise socket.gaierror(socket.EAI_NONAME, message) from None
-            self.addresses[key] = infos
-        return self.addresses[key]
 
     def wrap_tls(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
         """Return ``sock`` wrapped for TLS, handshake not yet done."""

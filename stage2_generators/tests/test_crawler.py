@@ -214,7 +214,7 @@ def test_name_resolution_is_cached_and_tries_every_address(pages: PageServer) ->
     root = f"http://localhost:{pages.port}/"  # Maybe ::1 first, where nobody listens.
     crawler = crawl(Crawler([root]))
     assert {stat.status for stat in crawler.done} == {200}
-    assert list(crawler.addresses) == [("localhost", pages.port)]
+    assert list(crawler.resolver.addresses) == [("localhost", pages.port)]
 
 
 def test_a_host_name_idna_cannot_encode_is_a_lookup_failure() -> None:
