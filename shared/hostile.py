@@ -20,10 +20,11 @@ import asyncio
 import contextlib
 import socket
 import struct
-import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import TracebackType
+
+from shared.server import LoopThread
 
 Behaviour = Callable[[asyncio.StreamWriter], Awaitable[None]]
 
@@ -181,7 +182,7 @@ NOT_FOUND = send(response("404 Not Found", ["Content-Length: 0", "Connection: cl
 # --- The server --------------------------------------------------------------
 
 
-class HostileServer:
+class HostileServer(LoopThread):
     """A context manager serving ``BEHAVIOURS`` and ``PAGES`` from a thread.
 
     ``connections`` counts the connections per request target (the path as
@@ -194,8 +195,7 @@ class HostileServer:
         self.routes = {**BEHAVIOURS, **PAGES}
         self.connections: Counter[str] = Counter()
         self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        super().__init__()
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._refusing = socket.socket()  # Bound but not listening: refuses.
@@ -206,27 +206,16 @@ class HostileServer:
         """Return the absolute URL of ``path`` on this server."""
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def __enter__(self) -> HostileServer:
-        self._thread.start()
-        try:
-            asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=30)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=30)
-        self._loop.close()
-        self._refusing.close()
+        try:
+            super().__exit__(exc_type, exc, tb)
+        finally:
+            self._refusing.close()
 
     async def _start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=128)

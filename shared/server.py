@@ -10,39 +10,29 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
 from types import TracebackType
+from typing import Any, Self
 
 from aiohttp import web
 
 
-class ServerThread:
-    """A context manager that serves ``app`` from a thread of its own.
+class LoopThread:
+    """An event loop in a thread of its own, set up by ``_start`` and torn down by ``_stop``.
 
-    Raises OSError from ``__enter__`` when the port cannot be bound.
+    Use it as a context manager: ``__enter__`` returns once ``_start`` has
+    run on the loop (re-raising its error), ``__exit__`` runs ``_stop``, then
+    stops the loop and joins the thread.
     """
 
-    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0):
-        self.app = app
-        self.host = host
-        self.port = port
+    def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
-        # Handlers still running at exit (a test's never-ending response) are
-        # cancelled after shutdown_timeout rather than waited for.
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=0.5
-        )
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
-    @property
-    def url(self) -> str:
-        """The root URL of the running server, with a trailing slash."""
-        return f"http://{self.host}:{self.port}/"
-
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         self._thread.start()
-        future = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
         try:
-            future.result(timeout=30)
+            self._call(self._start())
         except BaseException:
             self._stop_loop()
             raise
@@ -54,9 +44,48 @@ class ServerThread:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        cleanup = asyncio.run_coroutine_threadsafe(self._cleanup(), self._loop)
-        cleanup.result(timeout=30)
-        self._stop_loop()
+        try:
+            self._call(self._stop())
+        finally:
+            self._stop_loop()
+
+    async def _start(self) -> None:
+        """Set up what the thread serves; runs on the loop."""
+
+    async def _stop(self) -> None:
+        """Tear down what ``_start`` set up; runs on the loop."""
+
+    def _call(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run ``coroutine`` on the loop and wait for it."""
+        asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=30)
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+        self._loop.close()
+
+
+class ServerThread(LoopThread):
+    """A context manager that serves ``app`` from a thread of its own.
+
+    Raises OSError from ``__enter__`` when the port cannot be bound.
+    """
+
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0):
+        super().__init__()
+        self.app = app
+        self.host = host
+        self.port = port
+        # Handlers still running at exit (a test's never-ending response) are
+        # cancelled after shutdown_timeout rather than waited for.
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.5
+        )
+
+    @property
+    def url(self) -> str:
+        """The root URL of the running server, with a trailing slash."""
+        return f"http://{self.host}:{self.port}/"
 
     async def _start(self) -> None:
         await self._runner.setup()
@@ -64,7 +93,7 @@ class ServerThread:
         await site.start()
         self.port = self._runner.addresses[0][1]
 
-    async def _cleanup(self) -> None:
+    async def _stop(self) -> None:
         await self._runner.cleanup()
         # aiohttp forgets a handler whose client has gone (a crawler that
         # timed out) and leaves it running: cancel it, so that it finishes
@@ -73,8 +102,3 @@ class ServerThread:
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
-
-    def _stop_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=30)
-        self._loop.close()
