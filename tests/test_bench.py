@@ -8,12 +8,13 @@ correctly, that the servers and the report work, on tiny inputs.
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 
 from shared.bench import others, report, threads
 from shared.bench.scenarios import held_crawl, rotated
-from shared.bench.serve import response_cache
+from shared.bench.serve import make_bench_app
 from shared.bench.simulate import depth, simulate
 from shared.bench.sitegraph import Node, link_graph
 from shared.server import ServerThread
@@ -106,13 +107,17 @@ def test_thread_crawler_retries_then_records_a_failure() -> None:
 # --- The servers ------------------------------------------------------------------------
 
 
-def test_cached_site_answers_as_the_site_does() -> None:
-    app = make_app(50)
-    app.middlewares.append(response_cache())
-    with ServerThread(app) as server:
+def test_cached_site_answers_as_the_site_does_and_counts_every_request() -> None:
+    with ServerThread(make_bench_app(50, 0.0, cache=True)) as server:
         for _ in range(2):  # The second crawl is answered from the cache.
+            with urllib.request.urlopen(server.url + "_bench/reset") as answer:
+                assert json.load(answer) == {}
             crawler = threads.crawl([server.url], max_tasks=4)
             assert triples(crawler) == expected_results(server.url, 50)
+            with urllib.request.urlopen(server.url + "_bench/stats") as answer:
+                stats = json.load(answer)
+            assert stats["requests"] == len(crawler.done)
+            assert 1 <= stats["max_in_flight"] <= 4
 
 
 def test_slow_server_holds_every_fetch_then_answers() -> None:

@@ -32,8 +32,10 @@ async def stats(request: web.Request) -> web.StreamResponse:
 
 
 async def reset(request: web.Request) -> web.StreamResponse:
-    """Forget the counters."""
-    request.app[COUNTERS].reset()
+    """Forget the counts so far (not the requests in flight, such as this one)."""
+    counters = request.app[COUNTERS]
+    counters.requests.clear()
+    counters.max_in_flight = counters.in_flight - 1  # Less this request itself.
     return web.json_response({})
 
 
@@ -48,6 +50,8 @@ def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith(STATS_PREFIX):
+            return await handler(request)  # The counters change: never cached.
         key = (request.host, request.raw_path)  # The home page names its host.
         if key not in store:
             try:
@@ -64,13 +68,19 @@ def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
     return middleware
 
 
-async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1") -> None:
-    """Serve the site until standard input closes."""
+def make_bench_app(pages: int, latency: float, cache: bool) -> web.Application:
+    """Return the test site with the benchmark's two routes, optionally cached."""
     app = make_app(pages, latency)
     if cache:
         app.middlewares.append(response_cache())  # Inside the latency middleware.
     app.router.add_get(STATS_PREFIX + "stats", stats)
     app.router.add_get(STATS_PREFIX + "reset", reset)
+    return app
+
+
+async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1") -> None:
+    """Serve the site until standard input closes."""
+    app = make_bench_app(pages, latency, cache)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
     await runner.setup()
     # A backlog as long as the system allows: the C10K crawls connect all at once.
