@@ -206,3 +206,12 @@ def test_both_html_parsers_find_the_same_links() -> None:
         expected = [extract_links(text, url) for url, text in pages]
     assert [extract_links(text, url) for url, text in pages] == expected
     assert expected[-1] == {"http://h/b/x", "http://h/b/y/"}
+
+
+def test_report_of_a_quick_run_has_c10k_without_threads() -> None:
+    memory = fake_results()["memory"]
+    held = memory["runs"]["stage1"][10][0]
+    memory.update(c10k=20, c10k_runs={"stage1": [{**held, "held": 20}]})
+    assert report.memory_targets(memory)[-1][0].startswith("C10K: stage 1 (callbacks) completes 20")
+    assert report.memory_targets(memory)[-1][2] == "**met**"
+    assert "| stage 1 (callbacks) | 20 |" in report.memory_table(memory)

@@ -117,8 +117,8 @@ def memory_targets(m: dict[str, Any]) -> list[tuple[str, str, str]]:
                          fmt(ratio, 2, "×"), verdict(ratio, goal, at_least=False)))  # fmt: skip
     n = m["c10k"]
     for stage in STAGES:
-        if stage in runs and n in runs[stage]:
-            done = runs[stage][n]
+        done = runs.get(stage, {}).get(n) or m.get("c10k_runs", {}).get(stage)
+        if done:
             ok = sum(1 for r in done if r.get("complete") and r.get("retries") == 0)
             rows.append((f"C10K: {LABELS[stage]} completes {n:,} held connections, no error",
                          f"{ok} of {len(done)} runs", "**met**" if done and ok == len(done)
@@ -195,23 +195,24 @@ def memory_table(m: dict[str, Any]) -> str:
         "s to finish after release",
         "complete",
     ]
+    groups = [(n, name, by_size[n]) for n in m["sizes"] for name, by_size in m["runs"].items()]
+    groups += [(m["c10k"], name, done) for name, done in m.get("c10k_runs", {}).items()]
     rows = []
-    for n in m["sizes"]:
+    for n, name, done in groups:
         threads = m["runs"].get("threads", {}).get(n, [])
-        for name, by_size in m["runs"].items():
-            runs = [r for r in by_size[n] if "kb_per_fetch" in r]
-            errors = [r["error"] for r in by_size[n] if "error" in r]
-            ratio = paired_ratio(by_size[n], threads, "kb_per_fetch")
-            complete = sum(1 for r in runs if r["complete"])
-            rows.append([
-                LABELS[name], f"{med(values(runs, 'held')) or 0:,.0f}",
-                fmt(megabytes(med(values(runs, "rss_before_kb"))), 1),
-                fmt(megabytes(med(values(runs, "rss_held_kb"))), 1),
-                fmt(med(values(runs, "kb_per_fetch")), 1), fmt(ratio, 2, "×"),
-                fmt(med(values(runs, "seconds_to_hold_all")), 1),
-                fmt(med(values(runs, "seconds_after_release")), 1),
-                f"{complete} of {len(by_size[n])}" + (f" ({len(errors)} failed)" if errors else ""),
-            ])  # fmt: skip
+        runs = [r for r in done if "kb_per_fetch" in r]
+        errors = [r["error"] for r in done if "error" in r]
+        ratio = paired_ratio(done, threads, "kb_per_fetch")
+        complete = sum(1 for r in runs if r["complete"])
+        rows.append([
+            LABELS[name], f"{med(values(runs, 'held')) or 0:,.0f}",
+            fmt(megabytes(med(values(runs, "rss_before_kb"))), 1),
+            fmt(megabytes(med(values(runs, "rss_held_kb"))), 1),
+            fmt(med(values(runs, "kb_per_fetch")), 1), fmt(ratio, 2, "×"),
+            fmt(med(values(runs, "seconds_to_hold_all")), 1),
+            fmt(med(values(runs, "seconds_after_release")), 1),
+            f"{complete} of {len(done)}" + (f" ({len(errors)} failed)" if errors else ""),
+        ])  # fmt: skip
     return table(header, rows)
 
 
