@@ -391,7 +391,10 @@ def write(results: dict[str, Any], out: Path) -> Path:
     """Write results.json, the charts and summary.md into ``out``; return the summary's path."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
-    names = charts(results, out)
+    try:
+        names = charts(results, out)
+    except ImportError:  # matplotlib comes with the bench extra; without it, tables only.
+        names = []
     path = out / "summary.md"
     path.write_text(summary(results, names))
     return path
