@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+import shared.links
 from shared.links import extract_links
 
 PAGE = "http://example.com/dir/page.html"
+
+
+@pytest.fixture(autouse=True, params=["lexbor", "html.parser"])
+def html_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run every test with each HTML parser that extract_links can read pages with."""
+    if request.param == "html.parser":
+        monkeypatch.setattr(shared.links, "LexborHTMLParser", None)
+    else:
+        assert shared.links.LexborHTMLParser is not None, "selectolax is a dependency"
+    return request.param
 
 
 def links(html: str, page_url: str = PAGE) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import unittest.mock
 import urllib.parse
 
 import aiohttp
@@ -20,6 +21,7 @@ import yarl
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import shared.links
 from shared.http import BadResponse, ResponseParser, request_target
 from shared.links import extract_links
 from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url
@@ -64,8 +66,10 @@ html_text = st.one_of(
 @example("<![ ]]><a href='/x'>", "http://example.com/")
 @example("<a href='x'>", "http://[oops/")
 def test_extract_links_never_raises_and_returns_normal_urls(text: str, page_url: str) -> None:
-    for link in extract_links(text, page_url):
-        assert normalize_url(link) == link
+    for lexbor in (shared.links.LexborHTMLParser, None):  # Both HTML parsers.
+        with unittest.mock.patch.object(shared.links, "LexborHTMLParser", lexbor):
+            for link in extract_links(text, page_url):
+                assert normalize_url(link) == link
 
 
 # --- URL normalization and policy ------------------------------------------------
