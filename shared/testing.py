@@ -3,13 +3,16 @@
 ``PageServer`` serves pages that a test adds while the server runs, like the
 500 Lines crawler's own tests did, and counts what it was asked.  The other
 helpers give the network failures a crawler must survive: a port that
-refuses connections and a server that accepts and never answers.
+refuses connections, a server that accepts and never answers, and
+``ScriptedServer``, which hands each connection to a script for byte-level
+control (responses aiohttp would refuse to send, resets, TLS).
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -19,6 +22,7 @@ from aiohttp import web
 from shared.server import ServerThread
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+DEADLINE = 10.0  # Seconds before a test gives up waiting; never reached when all is well.
 
 
 class PageServer(ServerThread):
@@ -104,46 +108,90 @@ def refused_port() -> Iterator[str]:
         yield f"http://127.0.0.1:{bound.getsockname()[1]}/"
 
 
-class RawServer:
-    """A server that answers every connection with fixed bytes, then closes.
+Script = Callable[[socket.socket, "ScriptedServer"], None]
 
-    For responses aiohttp would refuse to send: no Content-Type, a broken
-    status line, a body shorter than its Content-Length.  It reads the
-    request head first and counts the connections it served.
+
+class ScriptedServer:
+    """Accept connections on a thread and run ``script(conn, server)`` for each, in turn.
+
+    ``requests`` collects the request heads read by ``read_request``;
+    ``stopping`` is set when the test is over, so a script that waits on it
+    (a server that never answers) ends then.
     """
 
-    def __init__(self, answer: bytes) -> None:
-        self.answer = answer
-        self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0), backlog=128)
-        self._listener.settimeout(0.05)  # How often the thread checks for stop.
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/"
+    def __init__(
+        self,
+        script: Script,
+        family: socket.AddressFamily = socket.AF_INET,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.script = script
+        self.tls = tls
+        self.requests: list[bytes] = []
+        self.stopping = threading.Event()
+        host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+        self.listener = socket.create_server((host, 0), family=family, backlog=16)
+        port = self.listener.getsockname()[1]
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://[{host}]:{port}/" if ":" in host else f"{scheme}://{host}:{port}/"
+        self.thread = threading.Thread(target=self.serve, daemon=True)
 
-    def __enter__(self) -> RawServer:
-        self._thread.start()
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._listener.close()
+        self.stopping.set()
+        # Wake accept() with a connection of our own; the thread then sees stopping.
+        with contextlib.suppress(OSError):
+            socket.create_connection(self.listener.getsockname()[:2], timeout=DEADLINE).close()
+        self.thread.join(DEADLINE)
+        self.listener.close()
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                self.connections += 1
-                conn.settimeout(5)
-                request = b""
-                with contextlib.suppress(OSError):
-                    while b"\r\n\r\n" not in request:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            break
-                        request += chunk
-                    conn.sendall(self.answer)
+    def serve(self) -> None:
+        while True:
+            conn, _ = self.listener.accept()
+            if self.stopping.is_set():
+                conn.close()
+                return
+            conn.settimeout(DEADLINE)
+            with contextlib.suppress(OSError), self.wrap(conn) as conn:
+                self.script(conn, self)
+
+    def wrap(self, conn: socket.socket) -> socket.socket:
+        """Return ``conn``, wrapped in TLS when the server speaks it."""
+        if self.tls is None:
+            return conn
+        try:
+            return self.tls.wrap_socket(conn, server_side=True)
+        except OSError:
+            conn.close()  # The client refused the certificate: nothing to serve.
+            raise
+
+    def read_request(self, conn: socket.socket) -> bytes:
+        """Read a request head from ``conn``, remember it and return it."""
+        request = b""
+        while b"\r\n\r\n" not in request:
+            data = conn.recv(4096)
+            if not data:
+                break
+            request += data
+        self.requests.append(request)
+        return request
+
+
+def answer(response: bytes) -> Script:
+    """Return a script that reads the request and sends ``response``."""
+
+    def script(conn: socket.socket, server: ScriptedServer) -> None:
+        server.read_request(conn)
+        conn.sendall(response)
+
+    return script
+
+
+def http_response(body: bytes, status: str = "200 OK", content_type: str = "text/html") -> bytes:
+    """Return the bytes of a complete HTTP/1.0 response with ``body``."""
+    head = f"HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\n"
+    head += f"Content-Length: {len(body)}\r\n\r\n"
+    return head.encode("ascii") + body

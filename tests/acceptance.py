@@ -32,7 +32,7 @@ from aiohttp import web
 from shared import FetchStatistic, report
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
-from shared.testing import PageServer, RawServer, refused_port, silent_server
+from shared.testing import PageServer, ScriptedServer, answer, refused_port, silent_server
 from tests.hostile_acceptance import HostileServerTests
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
@@ -439,8 +439,8 @@ class AcceptanceTests(HostileServerTests):
         assert (stat.content_type, stat.encoding, stat.size) == (content_type, encoding, 12)
 
     def test_missing_content_type(self) -> None:
-        answer = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
-        with RawServer(answer) as server:
+        response = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
+        with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url])
         assert crawler.done == [
             FetchStatistic(server.url, None, 200, None, 18, None, "utf-8", 0, 0)
@@ -575,7 +575,7 @@ class AcceptanceTests(HostileServerTests):
         assert isinstance(crawler.done[0].exception, Exception)
 
     @pytest.mark.parametrize(
-        "answer",
+        "response",
         [
             b"THIS IS NOT HTTP\r\n\r\n",
             b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it",
@@ -583,12 +583,12 @@ class AcceptanceTests(HostileServerTests):
         ],
         ids=["garbage", "short-body", "no-blank-line"],
     )
-    def test_malformed_response_is_a_network_failure(self, answer: bytes) -> None:
-        with RawServer(answer) as server:
+    def test_malformed_response_is_a_network_failure(self, response: bytes) -> None:
+        with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url], max_tries=2)
         assert [s[:3] for s in crawler.done] == [(server.url, None, None)]
         assert isinstance(crawler.done[0].exception, Exception)
-        assert server.connections == 2
+        assert len(server.requests) == 2  # One connection per try.
 
     def test_endless_body_is_cut_at_max_size(self, pages: PageServer) -> None:
         async def endless(request: web.Request) -> web.StreamResponse:

@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 
 from shared.http import BadResponse, ResponseParser, build_request
-from shared.testing import refused_port, silent_server
-from stage1_callbacks import fetcher as fetcher_module
-from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
-from stage1_callbacks.tests.support import (
+from shared.testing import (
     DEADLINE,
     ScriptedServer,
     answer,
     http_response,
-    run_fetch,
-    server_tls,
+    refused_port,
+    silent_server,
 )
+from stage1_callbacks import fetcher as fetcher_module
+from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
+from stage1_callbacks.tests.support import run_fetch, server_tls
 
 PAGE = b'<html><a href="/next">next</a></html>'
 
