@@ -5,9 +5,9 @@ a client sees.  ``run_fetch`` runs one Fetcher on a fresh loop and
 checks what every fetch must leave behind: exactly one callback, its socket
 closed and unregistered, its timer cancelled.
 
-The certificates in ``certs/`` exist only for these tests: ``ca.pem`` is a
-test certificate authority and ``localhost.pem`` the certificate and key it
-signed for localhost, 127.0.0.1 and ::1, valid until 2126.  They were made
+The certificates in the repository's ``tests/certs/`` (shared with stage 2's
+tests) exist only for tests: ``ca.pem`` is a test certificate authority and
+``localhost.pem`` the certificate and key it signed for localhost, 127.0.0.1 and ::1, valid until 2126.  They were made
 with ``openssl req`` and ``openssl x509 -req``; the CA's key was thrown away.
 """
 
@@ -21,7 +21,7 @@ from shared.testing import DEADLINE
 from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
 from stage1_callbacks.loop import EventLoop
 
-CERTS = Path(__file__).parent / "certs"
+CERTS = Path(__file__).parents[2] / "tests" / "certs"
 
 
 def server_tls() -> ssl.SSLContext:

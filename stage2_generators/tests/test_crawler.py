@@ -30,7 +30,8 @@ from stage2_generators.futures import Future
 from stage2_generators.tasks import Task
 from tests.acceptance import open_fds, run_with_deadline, wait_for_fds
 
-CERTS = pathlib.Path(__file__).parent / "certs"  # A self-signed cert for localhost, 127.0.0.1.
+# A test CA and its certificate for localhost, shared with stage 1's tests.
+CERTS = pathlib.Path(__file__).parents[2] / "tests" / "certs"
 
 
 class PageHandler(http.server.BaseHTTPRequestHandler):
