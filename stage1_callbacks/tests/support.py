@@ -6,9 +6,10 @@ checks what every fetch must leave behind: exactly one callback, its socket
 closed and unregistered, its timer cancelled.
 
 The certificates in the repository's ``tests/certs/`` (shared with stage 2's
-tests) exist only for tests: ``ca.pem`` is a test certificate authority and
-``localhost.pem`` the certificate and key it signed for localhost, 127.0.0.1 and ::1, valid until 2126.  They were made
-with ``openssl req`` and ``openssl x509 -req``; the CA's key was thrown away.
+tests) exist only for tests: ``ca.pem`` is a test certificate authority
+and ``localhost.pem`` the certificate and key it signed for localhost,
+127.0.0.1 and ::1, valid until 2126.  They were made with ``openssl req``
+and ``openssl x509 -req``; the CA's key was thrown away.
 """
 
 from __future__ import annotations
