@@ -13,6 +13,14 @@ on every run and costs nothing to scale to 100 000 pages.  Because the site
 knows its own link graph, ``expected_results`` states exactly what a full
 crawl must record: the oracle that the acceptance suite checks against.
 
+The site itself does no I/O: ``Site.respond`` turns a ``Request`` (method,
+target, host) into a ``Response`` (status, headers, body).  Any server can
+serve it: ``make_app`` wraps it in an aiohttp application, and stage 2's
+own HTTP server serves the very same object.  To add a page, write a
+handler ``(site, request) -> Response`` and add a ``Route`` to ``ROUTES``
+(``exact`` for a fixed path); if a full crawl reaches it, add it to
+``expected_results`` too.
+
 Run it by hand to browse it::
 
     python -m shared.site --port 8000 --pages 300 --latency-ms 0
@@ -22,11 +30,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import math
+import re
 import sys
+import urllib.parse
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
 
@@ -43,53 +54,66 @@ WORDS = (
     "frame yield queue crawler fetch redirect link page thread await"
 ).split()
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# --- Requests and responses, without I/O ------------------------------------------
 
 
-@dataclasses.dataclass
-class SiteCounters:
-    """What the server saw: requests in flight now and at most, and per path."""
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """What the site needs to know of a request.
 
-    in_flight: int = 0
-    max_in_flight: int = 0
-    requests: Counter[str] = dataclasses.field(default_factory=Counter)
+    ``target`` is the request target as sent (percent-encoded path and
+    query); ``host`` is the Host header; ``params`` are the named groups of
+    the route that matched, filled in by ``Site.respond``.
+    """
 
-    def reset(self) -> None:
-        """Forget everything counted so far."""
-        self.in_flight = self.max_in_flight = 0
-        self.requests.clear()
+    method: str
+    target: str
+    host: str = ""
+    params: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
+    @property
+    def path(self) -> str:
+        """The target's path, percent-decoded (``/caf%C3%A9/`` is ``/café/``)."""
+        return urllib.parse.unquote(self.target.partition("?")[0], errors="replace")
 
-COUNTERS = web.AppKey("counters", SiteCounters)
-PAGES = web.AppKey("pages", int)
-
-
-def counting_middleware(latency: float):  # noqa: ANN201 - an aiohttp middleware
-    """Return a middleware that counts requests and delays each response."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        counters = request.app[COUNTERS]
-        counters.requests[request.raw_path] += 1
-        counters.in_flight += 1
-        counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
-        try:
-            if latency > 0:
-                await asyncio.sleep(latency)
-            return await handler(request)
-        finally:
-            counters.in_flight -= 1
-
-    return middleware
+    @property
+    def query(self) -> dict[str, str]:
+        """The target's query parameters, the first value of each name."""
+        pairs = urllib.parse.parse_qsl(self.target.partition("?")[2], keep_blank_values=True)
+        return dict(reversed(pairs))
 
 
-def html_page(title: str, body: str, charset: str = "utf-8") -> web.Response:
+@dataclasses.dataclass(frozen=True)
+class Response:
+    """A whole answer: status, headers (without Content-Length) and body."""
+
+    status: int
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    body: bytes = b""
+
+
+def html_page(title: str, body: str, charset: str = "utf-8") -> Response:
     """Return an HTML response with the given title and body markup."""
     text = (
         f'<!DOCTYPE html>\n<html><head><meta charset="{charset}">'
         f"<title>{title}</title></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
     )
-    return web.Response(body=text.encode(charset), content_type="text/html", charset=charset)
+    return Response(200, {"Content-Type": f"text/html; charset={charset}"}, text.encode(charset))
+
+
+def text_response(status: int, text: str) -> Response:
+    """Return a plain-text response, as servers send with an error or a redirect."""
+    return Response(status, {"Content-Type": "text/plain; charset=utf-8"}, text.encode())
+
+
+def not_found() -> Response:
+    """Return the answer for a path the site does not have."""
+    return text_response(404, "404: Not Found")
+
+
+def redirect(location: str, status: int = 302) -> Response:
+    """Return a redirect to ``location``."""
+    return Response(status, {"Location": location})
 
 
 def link_list(hrefs: list[str]) -> str:
@@ -137,34 +161,34 @@ def archive_of(number: int) -> int:
     return (number - 1) // ARCHIVE_SIZE + 1
 
 
-async def content_page(request: web.Request) -> web.StreamResponse:
-    number, pages = int(request.match_info["number"]), request.app[PAGES]
-    if not 1 <= number <= pages:
-        raise web.HTTPNotFound()
-    body = '<a name="top"></a>' + filler(number) + link_list(content_links(number, pages))
+def content_page(site: Site, request: Request) -> Response:
+    number = int(request.params["number"])
+    if not 1 <= number <= site.pages:
+        return not_found()
+    body = '<a name="top"></a>' + filler(number) + link_list(content_links(number, site.pages))
     return html_page(f"Page {number}", body)
 
 
-async def slashless_page(request: web.Request) -> web.StreamResponse:
-    raise web.HTTPMovedPermanently(location=f"/pages/{request.match_info['number']}/")
+def slashless_page(site: Site, request: Request) -> Response:
+    return redirect(f"/pages/{request.params['number']}/", 301)
 
 
-async def archive_index(request: web.Request) -> web.StreamResponse:
-    count = math.ceil(request.app[PAGES] / ARCHIVE_SIZE)
+def archive_index(site: Site, request: Request) -> Response:
+    count = math.ceil(site.pages / ARCHIVE_SIZE)
     return html_page("Archive", link_list([f"{k}/" for k in range(1, count + 1)]))
 
 
-async def archive_page(request: web.Request) -> web.StreamResponse:
-    k, pages = int(request.match_info["k"]), request.app[PAGES]
+def archive_page(site: Site, request: Request) -> Response:
+    k = int(request.params["k"])
     first = (k - 1) * ARCHIVE_SIZE + 1
-    if not 1 <= first <= pages:
-        raise web.HTTPNotFound()
-    last = min(first + ARCHIVE_SIZE - 1, pages)
+    if not 1 <= first <= site.pages:
+        return not_found()
+    last = min(first + ARCHIVE_SIZE - 1, site.pages)
     hrefs = [f"/pages/{n}/" for n in range(first, last + 1)] + ["/archive/"]
     return html_page(f"Archive {k}", link_list(hrefs))
 
 
-async def search_page(request: web.Request) -> web.StreamResponse:
+def search_page(site: Site, request: Request) -> Response:
     query = request.query.get("q", "")
     return html_page(f"Search: {query}", link_list(["/pages/1/"]))
 
@@ -215,59 +239,50 @@ HOME_EXTRAS = """
 """
 
 
-async def home_page(request: web.Request) -> web.StreamResponse:
+def home_page(site: Site, request: Request) -> Response:
     extras = HOME_EXTRAS.replace("{host}", request.host)
     return html_page("Crawler test site", link_list(HOME_LINKS) + extras)
 
 
-async def chain_redirect(request: web.Request) -> web.StreamResponse:
+def chain_redirect(site: Site, request: Request) -> Response:
     """Four hops with four statuses and three styles of Location."""
-    k = int(request.match_info["k"])
+    k = int(request.params["k"])
     if k >= len(CHAIN):
-        raise web.HTTPNotFound()
+        return not_found()
     targets = [
         f"http://{request.host}/redirect/chain/1",  # Absolute.
         "/redirect/chain/2",  # Absolute path.
         "3",  # Relative to /redirect/chain/2.
         "/redirect/chain-end/",
     ]
-    return web.Response(status=CHAIN[k], headers={"Location": targets[k]})
+    return redirect(targets[k], CHAIN[k])
 
 
-async def cycle_redirect(request: web.Request) -> web.StreamResponse:
-    other = "b" if request.match_info["name"] == "a" else "a"
-    raise web.HTTPFound(location=f"/redirect/cycle/{other}")
+def cycle_redirect(site: Site, request: Request) -> Response:
+    other = "b" if request.params["name"] == "a" else "a"
+    return redirect(f"/redirect/cycle/{other}")
 
 
-def redirect_to(location: str, status: int = 302) -> Handler:
+def server_error(site: Site, request: Request) -> Response:
+    return text_response(500, "this page always fails")
+
+
+PageHandler = Callable[["Site", Request], Response]
+
+
+def redirect_to(location: str, status: int = 302) -> PageHandler:
     """Return a handler that redirects to ``location``."""
-
-    async def handler(request: web.Request) -> web.StreamResponse:
-        return web.Response(status=status, headers={"Location": location})
-
-    return handler
+    return lambda site, request: redirect(location, status)
 
 
-def static(body: bytes, content_type: str) -> Handler:
+def static(body: bytes, content_type: str) -> PageHandler:
     """Return a handler that serves fixed bytes."""
-
-    async def handler(request: web.Request) -> web.StreamResponse:
-        return web.Response(body=body, headers={"Content-Type": content_type})
-
-    return handler
+    return lambda site, request: Response(200, {"Content-Type": content_type}, body)
 
 
-def page(title: str, hrefs: list[str] = ()) -> Handler:  # type: ignore[assignment]
+def page(title: str, hrefs: tuple[str, ...] = ()) -> PageHandler:
     """Return a handler that serves a small HTML page linking to ``hrefs``."""
-
-    async def handler(request: web.Request) -> web.StreamResponse:
-        return html_page(title, link_list(list(hrefs)))
-
-    return handler
-
-
-async def server_error(request: web.Request) -> web.StreamResponse:
-    raise web.HTTPInternalServerError(text="this page always fails")
+    return lambda site, request: html_page(title, link_list(list(hrefs)))
 
 
 BASE_PAGE = '<base href="/pages/">' + link_list(["2/", "3/"])
@@ -288,52 +303,149 @@ LATIN1 = (
 ).encode("latin-1")
 
 
+# --- Routing: the whole site as one function of the request --------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """A path pattern (a regular expression matched whole) and its handler."""
+
+    pattern: str
+    handler: PageHandler
+
+
+def exact(path: str, handler: PageHandler) -> Route:
+    """Return a route for exactly ``path``."""
+    return Route(re.escape(path), handler)
+
+
+ROUTES = (
+    exact("/", home_page),
+    Route(r"/pages/(?P<number>[0-9]+)/", content_page),
+    Route(r"/pages/(?P<number>[0-9]+)", slashless_page),
+    exact("/archive/", archive_index),
+    Route(r"/archive/(?P<k>[0-9]+)/", archive_page),
+    exact("/search", search_page),
+    Route(r"/redirect/chain/(?P<k>[0-9]+)", chain_redirect),
+    exact("/redirect/chain-end/", page("End of the chain")),
+    Route(r"/redirect/cycle/(?P<name>[ab])", cycle_redirect),
+    exact("/redirect/foo", redirect_to("/redirect/baz/")),
+    exact("/redirect/bar", redirect_to("/redirect/baz/", 301)),
+    exact("/redirect/baz/", page("Two redirects join here")),
+    exact("/redirect/offsite", redirect_to("http://example.com/")),
+    exact("/redirect/ftp", redirect_to("ftp://127.0.0.1/file.txt")),
+    exact("/error/500", server_error),
+    exact("/base/", static(html_page("Base", BASE_PAGE).body, "text/html")),
+    exact("/repeat/", static(html_page("Repeat", REPEAT_PAGE).body, "text/html")),
+    exact("/feed.xml", static(FEED, "application/xml")),
+    exact("/feed-only/", page("Linked from the feed only")),
+    exact("/xhtml/", static(XHTML, "application/xhtml+xml; charset=utf-8")),
+    exact("/xhtml-only/", page("Linked from XHTML only")),
+    exact("/logo.png", static(PNG, "image/png")),
+    exact("/notes.txt", static(NOTES, "text/plain; charset=utf-8")),
+    exact("/style.css", static(b"body { font-family: serif; }\n", "text/css")),
+    exact("/area-target/", page("Linked from an image map")),
+    exact("/latin1/", static(LATIN1, "text/html; charset=iso-8859-1")),
+    exact("/caf\xe9/", page("Caf\xe9", ("/latin1/",))),
+)
+METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
+
+
+@dataclasses.dataclass
+class SiteCounters:
+    """What the server saw: requests in flight now and at most, and per path."""
+
+    in_flight: int = 0
+    max_in_flight: int = 0
+    requests: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def reset(self) -> None:
+        """Forget everything counted so far."""
+        self.in_flight = self.max_in_flight = 0
+        self.requests.clear()
+
+    @contextlib.contextmanager
+    def counting(self, target: str) -> Iterator[None]:
+        """Count a request for ``target`` as in flight while the block runs."""
+        self.requests[target] += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+
+class Site:
+    """The test site: ``respond`` answers a request, with no I/O.
+
+    ``latency`` is for the server: seconds to wait before each answer.
+    ``routes`` may be extended, as the benchmark does with its own pages.
+    Raises ValueError when ``pages`` is below MIN_PAGES or latency is negative.
+    """
+
+    def __init__(self, pages: int = DEFAULT_PAGES, latency: float = 0.0) -> None:
+        if pages < MIN_PAGES:
+            raise ValueError(f"the site needs at least {MIN_PAGES} pages, not {pages}")
+        if latency < 0:
+            raise ValueError(f"latency cannot be negative: {latency}")
+        self.pages = pages
+        self.latency = latency
+        self.counters = SiteCounters()
+        self.routes = list(ROUTES)
+
+    def respond(self, request: Request) -> Response:
+        """Return the site's answer to ``request``."""
+        path = request.path
+        for route in self.routes:
+            match = re.fullmatch(route.pattern, path)
+            if match is None:
+                continue
+            if request.method not in METHODS:
+                allow = {"Allow": ", ".join(METHODS), "Content-Type": "text/plain; charset=utf-8"}
+                return Response(405, allow, b"405: Method Not Allowed")
+            return route.handler(self, dataclasses.replace(request, params=match.groupdict()))
+        return not_found()
+
+
+# --- Served by aiohttp.web ------------------------------------------------------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SITE = web.AppKey("site", Site)
+COUNTERS = web.AppKey("counters", SiteCounters)
+
+
+def counting_middleware(latency: float):  # noqa: ANN201 - an aiohttp middleware
+    """Return a middleware that counts requests and delays each response."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        with request.app[COUNTERS].counting(request.raw_path):
+            if latency > 0:
+                await asyncio.sleep(latency)
+            return await handler(request)
+
+    return middleware
+
+
+async def answer(request: web.Request) -> web.StreamResponse:
+    """Answer an aiohttp request from the application's ``Site``."""
+    site_request = Request(request.method, request.raw_path, request.host)
+    response = request.app[SITE].respond(site_request)
+    return web.Response(status=response.status, headers=response.headers, body=response.body)
+
+
 def make_app(pages: int = DEFAULT_PAGES, latency: float = 0.0) -> web.Application:
     """Return the test site as an aiohttp application.
 
     Raises ValueError when ``pages`` is below MIN_PAGES or latency is negative.
     """
-    if pages < MIN_PAGES:
-        raise ValueError(f"the site needs at least {MIN_PAGES} pages, not {pages}")
-    if latency < 0:
-        raise ValueError(f"latency cannot be negative: {latency}")
+    site = Site(pages, latency)
     app = web.Application(middlewares=[counting_middleware(latency)])
-    app[COUNTERS] = SiteCounters()
-    app[PAGES] = pages
-    add = app.router.add_get
-    add("/", home_page)
-    add(r"/pages/{number:\d+}/", content_page)
-    add(r"/pages/{number:\d+}", slashless_page)
-    add("/archive/", archive_index)
-    add(r"/archive/{k:\d+}/", archive_page)
-    add("/search", search_page)
-    add(r"/redirect/chain/{k:\d+}", chain_redirect)
-    add("/redirect/chain-end/", page("End of the chain"))
-    add(r"/redirect/cycle/{name:[ab]}", cycle_redirect)
-    add("/redirect/foo", redirect_to("/redirect/baz/"))
-    add("/redirect/bar", redirect_to("/redirect/baz/", 301))
-    add("/redirect/baz/", page("Two redirects join here"))
-    add("/redirect/offsite", redirect_to("http://example.com/"))
-    add("/redirect/ftp", redirect_to("ftp://127.0.0.1/file.txt"))
-    add("/error/500", server_error)
-    add("/base/", static(html_page_bytes("Base", BASE_PAGE), "text/html"))
-    add("/repeat/", static(html_page_bytes("Repeat", REPEAT_PAGE), "text/html"))
-    add("/feed.xml", static(FEED, "application/xml"))
-    add("/feed-only/", page("Linked from the feed only"))
-    add("/xhtml/", static(XHTML, "application/xhtml+xml; charset=utf-8"))
-    add("/xhtml-only/", page("Linked from XHTML only"))
-    add("/logo.png", static(PNG, "image/png"))
-    add("/notes.txt", static(NOTES, "text/plain; charset=utf-8"))
-    add("/style.css", static(b"body { font-family: serif; }\n", "text/css"))
-    add("/area-target/", page("Linked from an image map"))
-    add("/latin1/", static(LATIN1, "text/html; charset=iso-8859-1"))
-    add("/caf\xe9/", page("Caf\xe9", ["/latin1/"]))
+    app[SITE] = site
+    app[COUNTERS] = site.counters
+    app.router.add_route("*", "/{path:.*}", answer)
     return app
-
-
-def html_page_bytes(title: str, body: str) -> bytes:
-    """Return the bytes of an HTML page, for handlers that serve fixed bytes."""
-    return html_page(title, body).body  # type: ignore[return-value]
 
 
 # --- The oracle ----------------------------------------------------------------

@@ -28,12 +28,16 @@ from shared.links import extract_links
 from shared.server import ServerThread
 from shared.site import (
     COUNTERS,
+    Request,
+    Site,
     SiteCounters,
     archive_of,
     content_links,
     counting_middleware,
+    exact,
     expected_results,
     make_app,
+    static,
 )
 from shared.urls import UrlPolicy, normalize_url
 
@@ -379,3 +383,48 @@ def test_python_m_shared_site_rejects_too_few_pages() -> None:
     assert result.returncode == 2
     assert "at least 10 pages" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- The sans-IO model ---------------------------------------------------------------------------
+
+
+def test_site_answers_a_request_without_any_server() -> None:
+    site = Site(10)
+    response = site.respond(Request("GET", "/pages/3/", "127.0.0.1:8000"))
+    assert (response.status, response.headers["Content-Type"]) == (200, "text/html; charset=utf-8")
+    assert b"<title>Page 3</title>" in response.body
+    assert site.respond(Request("GET", "/pages/11/")).status == 404
+    assert site.respond(Request("GET", "/pages/3")).headers["Location"] == "/pages/3/"
+    home = site.respond(Request("GET", "/", "example.test:81")).body
+    assert b'href="HTTP://example.test:81/pages/6/"' in home
+
+
+def test_site_decodes_the_target() -> None:
+    site = Site(10)
+    assert site.respond(Request("GET", "/caf%C3%A9/")).status == 200
+    assert site.respond(Request("GET", "/caf%E9/")).status == 404  # Not UTF-8.
+    assert Request("GET", "/search?q=1&lang=en&q=2").query == {"q": "1", "lang": "en"}
+    assert b"<title>Search: 2</title>" in site.respond(Request("GET", "/search?q=2")).body
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_site_allows_only_get_and_head(method: str) -> None:
+    response = Site(10).respond(Request(method, "/"))
+    assert (response.status, response.headers["Allow"]) == (405, "GET, HEAD")
+    assert Site(10).respond(Request(method, "/no/such/page")).status == 404
+
+
+def test_site_routes_can_be_extended_per_site() -> None:
+    site = Site(10)
+    site.routes.append(exact("/extra.txt", static(b"extra", "text/plain")))
+    assert site.respond(Request("GET", "/extra.txt")).body == b"extra"
+    assert Site(10).respond(Request("GET", "/extra.txt")).status == 404
+
+
+def test_aiohttp_serves_the_model_and_head_has_no_body(sites: dict[int, ServerThread]) -> None:
+    server = sites[10]
+    request = urllib.request.Request(server.url + "pages/3/", method="HEAD")
+    with OPENER.open(request, timeout=30) as response:
+        length = int(response.headers["Content-Length"])
+        assert response.read() == b""
+    assert length == len(fetch(server.url + "pages/3/")[2])

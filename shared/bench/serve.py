@@ -14,29 +14,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shared.site import COUNTERS, Handler, make_app
+from shared.site import SITE, Handler, Request, Response, Site, exact, make_app
 
 STATS_PREFIX = "/_bench/"
 
 
-async def stats(request: web.Request) -> web.StreamResponse:
+def json_response(data: dict[str, int]) -> Response:
+    """Return ``data`` as a JSON answer."""
+    return Response(200, {"Content-Type": "application/json"}, json.dumps(data).encode())
+
+
+def stats(site: Site, request: Request) -> Response:
     """Return the site's counters, leaving out the benchmark's own requests."""
-    counters = request.app[COUNTERS]
+    counters = site.counters
     requests = sum(n for path, n in counters.requests.items() if not path.startswith(STATS_PREFIX))
-    return web.json_response({"requests": requests, "max_in_flight": counters.max_in_flight})
+    return json_response({"requests": requests, "max_in_flight": counters.max_in_flight})
 
 
-async def reset(request: web.Request) -> web.StreamResponse:
+def reset(site: Site, request: Request) -> Response:
     """Forget the counts so far (not the requests in flight, such as this one)."""
-    counters = request.app[COUNTERS]
+    counters = site.counters
     counters.requests.clear()
     counters.max_in_flight = counters.in_flight - 1  # Less this request itself.
-    return web.json_response({})
+    return json_response({})
 
 
 def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
@@ -73,8 +79,7 @@ def make_bench_app(pages: int, latency: float, cache: bool) -> web.Application:
     app = make_app(pages, latency)
     if cache:
         app.middlewares.append(response_cache())  # Inside the latency middleware.
-    app.router.add_get(STATS_PREFIX + "stats", stats)
-    app.router.add_get(STATS_PREFIX + "reset", reset)
+    app[SITE].routes += [exact(STATS_PREFIX + "stats", stats), exact(STATS_PREFIX + "reset", reset)]
     return app
 
 
