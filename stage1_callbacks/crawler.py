@@ -32,8 +32,9 @@ from typing import Any
 from shared.crawling import CrawlerBase
 from shared.http import BadResponse
 from shared.stats import failure
-from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
+from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.loop import EventLoop
+from stage1_callbacks.tls import HttpsFetcher
 
 LOGGER = logging.getLogger("stage1_callbacks")
 # A Fetcher reports these for a network failure, which is worth another try.

@@ -13,16 +13,15 @@ Left out compared with asyncio and aiohttp: name lookups in a thread (here
 they block, see ``shared.resolver``), connecting to several addresses at once
 ("happy eyeballs": here they are tried one after another), keep-alive and
 connection pools, proxies, and reading a body into a stream instead of
-memory.
+memory.  https lives in ``stage1_callbacks.tls``: the same chain with a
+TLS handshake, kept out of this file so the lesson reads on its own.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import ssl
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from shared.http import Response, ResponseParser, build_request, request_target
 from shared.resolver import Address, Resolver
@@ -221,103 +220,3 @@ class Fetcher:
             self.sock = None
 
     # --8<-- [end:finish]
-
-
-# --8<-- [start:https]
-class HttpsFetcher(Fetcher):
-    """A Fetcher for https URLs: a TLS handshake after connecting, then the same steps.
-
-    The socket is wrapped with ``do_handshake_on_connect=False``, so the
-    handshake, ``send`` and ``recv`` never block: they raise
-    SSLWantReadError or SSLWantWriteError instead, because TLS sometimes
-    has to read before it can write and the other way round.  Each step then
-    waits for what the error names and runs again.  A certificate that does
-    not verify fails the fetch with ssl.SSLCertVerificationError.
-    """
-
-    __slots__ = ("ssl_context",)
-
-    def __init__(
-        self,
-        url: str,
-        loop: EventLoop,
-        callback: Callable[[Fetcher], object],
-        *,
-        ssl_context: ssl.SSLContext,
-        **options: Any,
-    ) -> None:
-        super().__init__(url, loop, callback, **options)
-        self.ssl_context = ssl_context
-
-    def connected(self) -> None:
-        """Wrap the connected socket in TLS and begin the handshake."""
-        plain, self.sock = self.sock, None
-        assert plain is not None
-        self.loop.unregister(plain)  # The TLS socket takes its file descriptor over.
-        try:
-            self.sock = self.ssl_context.wrap_socket(
-                plain, server_hostname=self.host, do_handshake_on_connect=False
-            )
-        except Exception as error:
-            self.finish(error)
-            return
-        finally:
-            plain.close()  # Detached by wrap_socket when it succeeded: closes nothing then.
-        self.loop.register(self.sock, EVENT_WRITE, self.on_handshake)
-        self.on_handshake()
-
-    def on_handshake(self) -> None:
-        """Take the handshake one step further; once it is done, send the request."""
-        assert isinstance(self.sock, ssl.SSLSocket)
-        try:
-            self.sock.do_handshake()
-        except ssl.SSLWantReadError:
-            self.loop.modify(self.sock, EVENT_READ, self.on_handshake)
-        except ssl.SSLWantWriteError:
-            self.loop.modify(self.sock, EVENT_WRITE, self.on_handshake)
-        except Exception as error:  # A certificate that does not verify, a reset.
-            self.finish(error)
-        else:
-            self.on_writable()
-
-    def on_writable(self) -> None:
-        """Send what is left of the request through TLS."""
-        assert self.sock is not None
-        try:
-            self.sent += self.sock.send(self.request[self.sent :])
-        except ssl.SSLWantWriteError:
-            pass
-        except ssl.SSLWantReadError:
-            self.loop.modify(self.sock, EVENT_READ, self.on_writable)
-            return
-        except Exception as error:
-            self.finish(error)
-            return
-        self.after_send()
-
-    def on_readable(self) -> None:
-        """Read the next piece of the response through TLS, and any it holds back."""
-        self.read_record()
-        # Bytes that TLS decrypted but did not return yet make no readiness
-        # event on the socket: read them now, or wait for nothing.
-        while isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
-            self.read_record()
-
-    def read_record(self) -> None:
-        """Receive decrypted bytes: a whole TLS record when RECV_SIZE allows."""
-        assert self.sock is not None
-        try:
-            data = self.sock.recv(RECV_SIZE)
-        except ssl.SSLWantReadError:
-            return  # Only part of a TLS record has arrived.
-        except ssl.SSLWantWriteError:
-            self.loop.modify(self.sock, EVENT_WRITE, self.on_readable)
-            return
-        except Exception as error:
-            self.finish(error)
-            return
-        self.loop.modify(self.sock, EVENT_READ, self.on_readable)  # After a WantWrite.
-        self.received(data)
-
-
-# --8<-- [end:https]

@@ -14,7 +14,8 @@ asyncio's names, so that stage 3 only swaps them for the real ones.
 What is left out compared with stage 3: keep-alive connections (each
 request opens a connection and the server closes it, HTTP/1.0) and name
 resolution in a thread (see ``shared.resolver``).  https is supported with
-the standard ``ssl`` module over the same non-blocking sockets.
+the standard ``ssl`` module over the same non-blocking sockets, in
+``stage2_generators.tls``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from shared.stats import failure
 from stage2_generators import loop as event_loop
 from stage2_generators.queues import Queue
 from stage2_generators.tasks import create_task, gather, wait_for
+from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
 RECV_SIZE = 64 * 1024  # Bytes asked of the socket at a time.
@@ -169,8 +171,9 @@ class Crawler(CrawlerBase):
                 sock.setblocking(False)
                 yield from loop.sock_connect(sock, address)
                 if use_tls:
-                    sock = self.wrap_tls(sock, host)
-                    yield from loop.sock_do_handshake(sock)
+                    if self.ssl_context is None:
+                        self.ssl_context = ssl.create_default_context()
+                    sock = yield from start_tls(sock, host, self.ssl_context)
                 return sock
             except OSError as exc:
                 sock.close()
@@ -181,14 +184,6 @@ class Crawler(CrawlerBase):
         raise error or OSError(f"no address for {host}")
 
     # --8<-- [end:connect]
-
-    def wrap_tls(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
-        """Return ``sock`` wrapped for TLS, handshake not yet done."""
-        if self.ssl_context is None:
-            self.ssl_context = ssl.create_default_context()
-        return self.ssl_context.wrap_socket(
-            sock, server_hostname=host, do_handshake_on_connect=False
-        )
 
 
 # --8<-- [start:entry]

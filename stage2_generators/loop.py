@@ -389,22 +389,6 @@ class EventLoop:
 
     # --8<-- [end:sock_recv]
 
-    @types.coroutine
-    def sock_do_handshake(self, sock: ssl.SSLSocket) -> Generator[Any, None, None]:
-        """Complete the TLS handshake of a non-blocking ``sock``.  Raises OSError.
-
-        Not in asyncio, which speaks TLS through its transports instead.
-        """
-        while True:
-            try:
-                sock.do_handshake()
-                return
-            except ssl.SSLWantReadError:
-                event = selectors.EVENT_READ
-            except ssl.SSLWantWriteError:
-                event = selectors.EVENT_WRITE
-            yield from self._wait_ready(sock, event)
-
     # --8<-- [end:sock]
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from shared.testing import DEADLINE
-from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
+from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.loop import EventLoop
+from stage1_callbacks.tls import HttpsFetcher
 
 CERTS = Path(__file__).parents[2] / "tests" / "certs"
 

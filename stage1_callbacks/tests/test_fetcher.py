@@ -24,8 +24,10 @@ from shared.testing import (
     silent_server,
 )
 from stage1_callbacks import fetcher as fetcher_module
-from stage1_callbacks.fetcher import Fetcher, HttpsFetcher, Resolver
+from stage1_callbacks import tls as tls_module
+from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.tests.support import run_fetch, server_tls
+from stage1_callbacks.tls import HttpsFetcher
 
 PAGE = b'<html><a href="/next">next</a></html>'
 
@@ -273,7 +275,7 @@ def test_https_fetch() -> None:
 
 
 def test_https_large_body_and_one_byte_reads(monkeypatch) -> None:
-    monkeypatch.setattr(fetcher_module, "RECV_SIZE", 1)
+    monkeypatch.setattr(tls_module, "RECV_SIZE", 1)
     body = bytes(range(256)) * 200
     with ScriptedServer(answer(http_response(body)), tls=server_tls()) as server:
         fetcher = run_fetch(server.url, HttpsFetcher)
