@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.testing import PageServer
+from tests.servers import PageServer
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any, NoReturn
 
+from shared.options import add_arguments, from_arguments
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
 from shared.server import ServerThread
@@ -53,22 +54,8 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
         "--stage", choices=list(STAGES), default=stage or "asyncio",
         help="which crawler to run (default: %(default)s)",
     )  # fmt: skip
+    add_arguments(parser)  # --max-tasks and every other option of a Crawler.
     add = parser.add_argument
-    add("--max_redirect", "--max-redirect", type=int, default=10, metavar="N",
-        help="limit redirect chains (default: %(default)s)")  # fmt: skip
-    add("--max_tries", "--max-tries", type=int, default=4, metavar="N",
-        help="limit tries on network errors (default: %(default)s)")  # fmt: skip
-    add("--max_tasks", "--max-tasks", type=int, default=100, metavar="N",
-        help="limit requests in flight (default: %(default)s)")  # fmt: skip
-    add("--exclude", metavar="REGEX", help="skip URLs that match REGEX")
-    add("--strict", action="store_true", default=True,
-        help="a host matches a root host exactly or modulo www. (default)")  # fmt: skip
-    add("--lenient", action="store_false", dest="strict",
-        help="a host matches a root host on its last two labels")  # fmt: skip
-    add("--timeout", type=float, default=10.0, metavar="SECS",
-        help="seconds for one whole request (default: %(default)s)")  # fmt: skip
-    add("--max-size", "--max_size", type=int, default=10 * 2**20, metavar="BYTES",
-        help="cut bodies longer than this (default: %(default)s)")  # fmt: skip
     add("--json", metavar="FILE", help="also write one JSON object per URL to FILE")
     add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
     add("--pages", type=int, default=DEFAULT_PAGES, metavar="N",
@@ -98,7 +85,7 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except ImportError as error:
         parser.error(f"stage {args.stage!r} cannot be loaded: {error}")
     try:
-        module.Crawler([], **crawl_options(args))  # Check the options before any work.
+        options = from_arguments(args)  # Checked before any work.
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -110,18 +97,12 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except OSError as error:
         parser.error(f"cannot write {args.json}: {error.strerror}")
     with json_file or contextlib.nullcontext(), bundled_site(args) as roots:
-        crawler = module.Crawler(roots, **crawl_options(args))
+        crawler = module.Crawler(roots, **options.keywords())
         crawler.on_page = saver
         status = run_and_report(module, crawler, json_file)
         if not args.roots and status == EXIT_OK:
             status = check_oracle(crawler, roots[0], args.pages)
     return status
-
-
-def crawl_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Return the Crawler keyword arguments given on the command line."""
-    names = ["exclude", "strict", "max_redirect", "max_tries", "max_tasks", "timeout", "max_size"]
-    return {name: getattr(args, name) for name in names}
 
 
 @contextlib.contextmanager

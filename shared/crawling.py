@@ -15,9 +15,11 @@ import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from shared.http import Response
 from shared.links import extract_links
+from shared.options import CrawlOptions
 from shared.stats import (
     FetchStatistic,
     ResponseTooLarge,
@@ -37,38 +39,21 @@ class BadRedirect(Exception):
     """A redirect whose Location header is not a usable URL."""
 
 
-class CrawlerBase:
+class CrawlerBase(CrawlOptions):
     """Options, policy and records of one crawl; a stage adds the fetching.
 
-    Raises ValueError for an option out of range or an invalid ``exclude``
-    regular expression.
+    The options (``max_tasks`` and the others) are the fields of
+    ``CrawlOptions``, which gives their defaults and checks them: it raises
+    ValueError for an option out of range or an invalid ``exclude`` regular
+    expression, and TypeError for an unknown option.
     """
 
     logger = logging.getLogger("shared")  # Each stage names its own logger.
 
-    def __init__(
-        self,
-        roots: Iterable[str],
-        *,
-        exclude: str | None = None,
-        strict: bool = True,
-        max_redirect: int = 10,
-        max_tries: int = 4,
-        max_tasks: int = 10,
-        timeout: float = 10.0,
-        max_size: int = 10 * 2**20,
-    ) -> None:
+    def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
+        super().__init__(**options)
         self.roots = [roots] if isinstance(roots, str) else list(roots)
-        self.exclude = exclude
-        self.strict = strict
-        self.max_redirect = _at_least("max_redirect", max_redirect, 0)
-        self.max_tries = _at_least("max_tries", max_tries, 1)
-        self.max_tasks = _at_least("max_tasks", max_tasks, 1)
-        self.max_size = _at_least("max_size", max_size, 0)
-        if not timeout > 0:
-            raise ValueError(f"timeout must be more than 0 seconds, not {timeout!r}")
-        self.timeout = timeout
-        self.policy = UrlPolicy(self.roots, exclude=exclude, strict=strict)
+        self.policy = UrlPolicy(self.roots, exclude=self.exclude, strict=self.strict)
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
@@ -190,10 +175,3 @@ def decode_body(body: bytes, encoding: str) -> str:
         return body.decode(encoding, errors="replace")
     except LookupError:
         return body.decode("utf-8", errors="replace")
-
-
-def _at_least(name: str, value: int, minimum: int) -> int:
-    """Return ``value`` if it is an int no smaller than ``minimum``; else raise ValueError."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}")
-    return value

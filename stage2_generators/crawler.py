@@ -24,7 +24,7 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from shared.crawling import CrawlerBase
@@ -48,7 +48,7 @@ class Crawler(CrawlerBase):
 
     logger = LOGGER
 
-    def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
+    def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: Queue[tuple[str, int]] = Queue()
         self.resolver = Resolver()  # Blocking lookups, once per host: see shared.resolver.
@@ -200,7 +200,7 @@ def run(crawler: Crawler) -> Crawler:
     return crawler
 
 
-def crawl(roots, **options) -> Crawler:  # noqa: ANN001 - see CrawlerBase
+def crawl(roots: str | Iterable[str], **options: Any) -> Crawler:
     """Crawl from ``roots`` to completion and return the finished Crawler."""
     return run(Crawler(roots, **options))
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
+from typing import Any
 
 import aiohttp
 
@@ -31,7 +33,7 @@ class Crawler(CrawlerBase):
 
     logger = LOGGER
 
-    def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
+    def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         self.session: aiohttp.ClientSession | None = None
@@ -141,7 +143,7 @@ def run(crawler: Crawler) -> Crawler:
     return crawler
 
 
-def crawl(roots, **options) -> Crawler:  # noqa: ANN001 - see CrawlerBase
+def crawl(roots: str | Iterable[str], **options: Any) -> Crawler:
     """Crawl from ``roots`` to completion and return the finished Crawler."""
     return run(Crawler(roots, **options))
 

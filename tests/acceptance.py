@@ -32,8 +32,8 @@ from aiohttp import web
 from shared import FetchStatistic, report
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
-from shared.testing import PageServer, ScriptedServer, answer, refused_port, silent_server
 from tests.hostile_acceptance import HostileServerTests
+from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
 

@@ -2,7 +2,7 @@
 
 ``HostileServerTests`` is a mixin of ``tests.acceptance.AcceptanceTests``,
 so every stage runs it.  One parametrized test plays each behaviour of
-``shared.hostile.HostileServer`` against the stage and checks what a good
+``tests.hostile.HostileServer`` against the stage and checks what a good
 production client does: the crawl ends within its timeout, records the URL
 exactly once with the outcome below, leaks no file descriptor, and goes on
 with the other URLs.
@@ -41,9 +41,9 @@ from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawling import BadRedirect
-from shared.hostile import HostileServer
-from shared.testing import PageServer
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.hostile import HostileServer
+from tests.servers import PageServer
 
 TIMEOUT = 1.0  # Seconds per request in the hostile crawls.
 MAX_TRIES = 2

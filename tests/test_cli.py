@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from shared import cli
-from shared.testing import PageServer, refused_port
+from shared.options import from_arguments
+from tests.servers import PageServer, refused_port
 
 CRAWL = Path(sys.executable).with_name("crawl")  # Installed by pip install -e .
 REPO = Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ def test_fix_url(url: str, fixed: str) -> None:
 def test_parser_defaults() -> None:
     args = cli.build_parser().parse_args([])
     assert args.roots == [] and args.stage == "asyncio"
-    assert cli.crawl_options(args) == {
+    assert from_arguments(args).keywords() == {
         "exclude": None,
         "strict": True,
         "max_redirect": 10,
@@ -103,7 +104,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         ["--max_tasks", "3", "--max-redirect", "2", "--max_tries=5", "--max_size", "99"]
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
     )
-    assert cli.crawl_options(args) == {
+    assert from_arguments(args).keywords() == {
         "exclude": "x",
         "strict": False,
         "max_redirect": 2,

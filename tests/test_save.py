@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from shared.cli import main
 from shared.save import INDEX, MAX_NAME_BYTES, PageSaver, relative_path
-from shared.testing import PageServer
+from tests.servers import PageServer
 
 NASTY = ["..", "%2e%2e", "%2E%2e", ".", "%2e", "\\", "%5c", "/", "%2f", "//", "\x00", "%00"]
 NASTY += ["?", "#", "a", "b", "index.html", "\xe9", "%c3%a9", "\ud800", "%ff", "~", "C:", " "]

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.cli import STAGES
-from shared.testing import PageServer
+from shared.server import ServerThread
+from shared.site import MIN_PAGES, make_app
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -62,9 +63,8 @@ def stack_of_a_bug(stage: str) -> list[traceback.FrameSummary]:
     logger = logging.getLogger(module.__name__)
     was_disabled, logger.disabled = logger.disabled, True  # It would log the crash too.
     try:
-        with PageServer() as server:
-            root = server.add_page("/", [])
-            module.run(BuggyCrawler([root]))
+        with ServerThread(make_app(MIN_PAGES)) as server:
+            module.run(BuggyCrawler([server.url]))  # The bug strikes on the home page.
     finally:
         logger.disabled = was_disabled
     stack = stacks[0]

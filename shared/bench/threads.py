@@ -20,6 +20,8 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterable
+from typing import Any
 
 from shared.crawling import CrawlerBase
 from shared.http import BadResponse, Response, ResponseParser, build_request, request_target
@@ -34,7 +36,7 @@ class Crawler(CrawlerBase):
 
     logger = LOGGER
 
-    def __init__(self, roots, **options) -> None:  # noqa: ANN001 - see CrawlerBase
+    def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: queue.Queue[tuple[str, int] | None] = queue.Queue()
         self.lock = threading.Lock()  # Guards seen_urls, done and in_flight.
@@ -148,6 +150,6 @@ def run(crawler: Crawler) -> Crawler:
     return crawler
 
 
-def crawl(roots, **options) -> Crawler:  # noqa: ANN001 - see CrawlerBase
+def crawl(roots: str | Iterable[str], **options: Any) -> Crawler:
     """Crawl from ``roots`` to completion and return the finished Crawler."""
     return run(Crawler(roots, **options))

@@ -1,41 +1,21 @@
-"""Helpers for stage 1's own tests: TLS contexts and a one-fetch runner.
+"""Helpers for stage 1's own tests: a one-fetch runner.
 
-``ScriptedServer`` (from shared.testing) gives byte-level control over what
+``ScriptedServer`` (from tests.servers) gives byte-level control over what
 a client sees.  ``run_fetch`` runs one Fetcher on a fresh loop and
 checks what every fetch must leave behind: exactly one callback, its socket
-closed and unregistered, its timer cancelled.
-
-The certificates in the repository's ``tests/certs/`` (shared with stage 2's
-tests) exist only for tests: ``ca.pem`` is a test certificate authority
-and ``localhost.pem`` the certificate and key it signed for localhost,
-127.0.0.1 and ::1, valid until 2126.  They were made with ``openssl req``
-and ``openssl x509 -req``; the CA's key was thrown away.
+closed and unregistered, its timer cancelled.  TLS contexts come from
+tests.tls.
 """
 
 from __future__ import annotations
 
-import ssl
-from pathlib import Path
 from typing import Any
 
-from shared.testing import DEADLINE
 from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher
-
-CERTS = Path(__file__).parents[2] / "tests" / "certs"
-
-
-def server_tls() -> ssl.SSLContext:
-    """Return a server context with the test certificate for localhost."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(CERTS / "localhost.pem")
-    return context
-
-
-def client_tls() -> ssl.SSLContext:
-    """Return a client context that trusts the test certificate authority only."""
-    return ssl.create_default_context(cafile=CERTS / "ca.pem")
+from tests.servers import DEADLINE
+from tests.tls import client_tls
 
 
 class Outcome:

@@ -22,10 +22,10 @@ import stage1_callbacks
 from shared.http import ResponseParser
 from shared.server import ServerThread
 from shared.site import make_app
-from shared.testing import DEADLINE, PageServer, ScriptedServer, http_response
 from stage1_callbacks.crawler import Crawler, run
 from stage1_callbacks.fetcher import Fetcher
-from stage1_callbacks.tests.support import client_tls, server_tls
+from tests.servers import DEADLINE, PageServer, ScriptedServer, http_response
+from tests.tls import client_tls, server_tls
 
 REPO = Path(__file__).resolve().parents[2]
 

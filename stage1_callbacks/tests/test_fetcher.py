@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from shared.http import BadResponse, ResponseParser, build_request
-from shared.testing import (
+from stage1_callbacks import fetcher as fetcher_module
+from stage1_callbacks import tls as tls_module
+from stage1_callbacks.fetcher import Fetcher, Resolver
+from stage1_callbacks.tests.support import run_fetch
+from stage1_callbacks.tls import HttpsFetcher
+from tests.servers import (
     DEADLINE,
     ScriptedServer,
     answer,
@@ -23,11 +28,7 @@ from shared.testing import (
     refused_port,
     silent_server,
 )
-from stage1_callbacks import fetcher as fetcher_module
-from stage1_callbacks import tls as tls_module
-from stage1_callbacks.fetcher import Fetcher, Resolver
-from stage1_callbacks.tests.support import run_fetch, server_tls
-from stage1_callbacks.tls import HttpsFetcher
+from tests.tls import server_tls
 
 PAGE = b'<html><a href="/next">next</a></html>'
 

@@ -15,9 +15,9 @@ import types
 
 import pytest
 
-from shared.testing import ScriptedServer, answer, http_response
 from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.loop import EventLoop
+from tests.servers import ScriptedServer, answer, http_response
 
 
 # --8<-- [start:stack_ripping]

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import gc
 import http.server
-import pathlib
 import signal
 import socket
 import ssl
@@ -24,14 +23,12 @@ import pytest
 from aiohttp import web
 
 import stage2_generators
-from shared.testing import PageServer
 from stage2_generators.crawler import Crawler, run
 from stage2_generators.futures import Future
 from stage2_generators.tasks import Task
 from tests.acceptance import open_fds, run_with_deadline, wait_for_fds
-
-# A test CA and its certificate for localhost, shared with stage 1's tests.
-CERTS = pathlib.Path(__file__).parents[2] / "tests" / "certs"
+from tests.servers import PageServer
+from tests.tls import client_tls, server_tls
 
 
 class PageHandler(http.server.BaseHTTPRequestHandler):
@@ -54,8 +51,7 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def https_server() -> Iterator[str]:
     """Yield the URL of a local https server with the test certificate."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(CERTS / "localhost.pem")
+    context = server_tls()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), PageHandler)
     server.daemon_threads = True
     server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -80,7 +76,7 @@ def crawl(crawler: Crawler) -> Crawler:
 def test_https_crawl_with_a_trusted_certificate() -> None:
     with https_server() as root:
         crawler = Crawler([root])
-        crawler.ssl_context = ssl.create_default_context(cafile=CERTS / "ca.pem")
+        crawler.ssl_context = client_tls()
         crawl(crawler)
     assert {(s.url, s.status) for s in crawler.done} == {(root, 200), (root + "a", 200)}
 

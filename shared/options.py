@@ -1,0 +1,180 @@
+"""The options of a crawl, defined once: names, types, defaults, checks, help.
+
+Each option is one field of ``CrawlOptions``.  Every stage's ``Crawler``
+is a ``CrawlOptions`` (through ``shared.crawling.CrawlerBase``), so
+``Crawler(roots, max_tasks=5)`` gets its default and its check here and
+reads it back as ``crawler.max_tasks``, as in the 500 Lines crawler.  The
+``crawl`` command builds its options from the same fields
+(``add_arguments``), so the command line and the Python API cannot drift
+apart.  Adding an option is adding one field below, with ``option()``.
+
+The command line may default to another value than the Python API when
+it has a reason to (the chapter's ``crawl.py`` runs 100 tasks where its
+``Crawler`` defaults to 10); ``crawl --help`` then gives the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+Check = Callable[[str, Any], None]  # Raises ValueError naming the option.
+SAME = object()  # The command line's default is the Python default.
+
+
+# --- Checks: each raises ValueError for a value the option cannot take ------
+
+
+def whole_number(minimum: int) -> Check:
+    """Return a check for an int (not a bool) of at least ``minimum``."""
+
+    def check(name: str, value: Any) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}")
+
+    return check
+
+
+def seconds(*, zero_allowed: bool) -> Check:
+    """Return a check for a number of seconds: above 0, or from 0 if ``zero_allowed``."""
+
+    def check(name: str, value: Any) -> None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and (value >= 0 if zero_allowed else value > 0) and not math.isnan(value):
+            return
+        bound = "at least 0" if zero_allowed else "more than 0"
+        raise ValueError(f"{name} must be {bound} seconds, not {value!r}")
+
+    return check
+
+
+def flag(name: str, value: Any) -> None:
+    """Check that ``value`` is True or False."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+
+
+def pattern(name: str, value: Any) -> None:
+    """Check that ``value`` is None or a valid regular expression."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a regular expression, not {value!r}")
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"invalid {name} pattern {value!r}: {error}") from None
+
+
+# --- The options -------------------------------------------------------------
+
+
+def option(
+    default: Any,
+    check: Check,
+    help_text: str,
+    *,
+    metavar: str | None = None,
+    cli_default: Any = SAME,
+    why: str = "",
+    off: str = "",
+) -> Any:
+    """Declare one option: its default, its check and its command-line help.
+
+    ``cli_default`` and ``why``: the command line's own default, and the
+    reason it differs.  ``off``: for an option that is True by default, the
+    flag (and its help, after ``=``) that turns it off.
+    """
+    cli = {"help": help_text, "metavar": metavar, "default": cli_default, "why": why, "off": off}
+    return dataclasses.field(default=default, metadata={"check": check, "cli": cli})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
+class CrawlOptions:
+    """The options of one crawl, checked when made.
+
+    Raises ValueError for a value out of range or of the wrong type, or an
+    invalid ``exclude`` regular expression.  Frozen: the URL policy is built
+    from the options once, so changing one later would go unnoticed.
+    """
+
+    exclude: str | None = option(
+        None, pattern, "skip URLs that match this regular expression", metavar="REGEX"
+    )
+    strict: bool = option(
+        True,
+        flag,
+        "a host matches a root host exactly or modulo www.",
+        off="--lenient=a host matches a root host on its last two labels",
+    )
+    max_redirect: int = option(10, whole_number(0), "limit redirect chains", metavar="N")
+    max_tries: int = option(4, whole_number(1), "limit tries on network errors", metavar="N")
+    max_tasks: int = option(
+        10,
+        whole_number(1),
+        "limit requests in flight",
+        metavar="N",
+        cli_default=100,
+        why="Crawler() keeps 10, the chapter's crawling.py default; the command, "
+        "like the chapter's crawl.py, runs 100 to crawl a whole site quickly",
+    )
+    timeout: float = option(
+        10.0, seconds(zero_allowed=False), "seconds for one whole request", metavar="SECS"
+    )
+    max_size: int = option(
+        10 * 2**20, whole_number(0), "cut bodies longer than this", metavar="BYTES"
+    )
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(CrawlOptions):
+            field.metadata["check"](field.name, getattr(self, field.name))
+
+    def keywords(self) -> dict[str, Any]:
+        """Return the options as keyword arguments for a Crawler or crawl()."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+
+# --- The command line --------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add one command-line option per field, spelled ``--max-tasks`` or ``--max_tasks``."""
+    hints = typing.get_type_hints(CrawlOptions)
+    for field in dataclasses.fields(CrawlOptions):
+        cli = field.metadata["cli"]
+        default = field.default if cli["default"] is SAME else cli["default"]
+        spellings = dict.fromkeys([f"--{field.name.replace('_', '-')}", f"--{field.name}"])
+        shown = f" (default: {default})" if default is not None else ""
+        if cli["why"]:
+            shown = f" (default: {default}; {cli['why']})"
+        kind = value_type(hints[field.name])
+        if kind is bool:
+            parser.add_argument(
+                *spellings, action="store_true", dest=field.name, default=default,
+                help=f"{cli['help']} ({'default' if default else 'off by default'})",
+            )  # fmt: skip
+            if cli["off"]:
+                off_flag, _, off_help = cli["off"].partition("=")
+                parser.add_argument(off_flag, action="store_false", dest=field.name, help=off_help)
+            continue
+        parser.add_argument(
+            *spellings, type=kind, dest=field.name, default=default, metavar=cli["metavar"],
+            help=cli["help"] + shown,
+        )  # fmt: skip
+
+
+def value_type(hint: Any) -> type:
+    """Return the type a command-line value converts to: ``int`` for ``int | None``."""
+    kinds = [kind for kind in typing.get_args(hint) if kind is not type(None)] or [hint]
+    return typing.cast(type, kinds[0])
+
+
+def from_arguments(args: argparse.Namespace) -> CrawlOptions:
+    """Return the options given on the command line; raises ValueError when one is bad."""
+    names = [field.name for field in dataclasses.fields(CrawlOptions)]
+    return CrawlOptions(**{name: getattr(args, name) for name in names})
