@@ -11,6 +11,10 @@ The names and the behaviour are those of ``asyncio.Future``.  Left out:
 the warning logged when nobody ever retrieves an exception, the contexts
 (``contextvars``) that callbacks run in, and ``get_loop()``'s friends for
 other kinds of futures (``concurrent.futures``, ``wrap_future``).
+
+The file reads core first: setting an outcome, done callbacks, reading
+the outcome, and ``__await__``.  What only completes asyncio's names
+comes last, under a heading that says so.
 """
 
 from __future__ import annotations
@@ -83,61 +87,6 @@ class Future:
         # asyncio calls this attribute _asyncio_future_blocking.
         self._blocking = False
 
-    def __repr__(self) -> str:
-        info = self._state.lower()
-        if self._exception is not None:
-            info += f" exception={self._exception!r}"
-        elif self._state == FINISHED:
-            info += f" result={self._result!r}"
-        return f"<{type(self).__name__} {info}>"
-
-    def get_loop(self) -> EventLoop:
-        """Return the loop the future belongs to."""
-        return self._loop
-
-    def done(self) -> bool:
-        """Tell whether the future has a result, an exception, or was cancelled."""
-        return self._state != PENDING
-
-    def cancelled(self) -> bool:
-        """Tell whether the future was cancelled."""
-        return self._state == CANCELLED
-
-    # --8<-- [start:result]
-    def result(self) -> Any:
-        """Return the result, or raise the exception that was set.
-
-        Raises CancelledError if cancelled, InvalidStateError if not done.
-        """
-        if self._state != FINISHED:
-            raise self._not_finished_error()
-        if self._exception is not None:
-            raise self._exception.with_traceback(self._exception_tb)
-        return self._result
-
-    def exception(self) -> BaseException | None:
-        """Return the exception that was set, or None if a result was set.
-
-        Raises CancelledError if cancelled, InvalidStateError if not done.
-        """
-        if self._state != FINISHED:
-            raise self._not_finished_error()
-        return self._exception
-
-    def _not_finished_error(self) -> BaseException:
-        """Return what result() and exception() raise for a future not FINISHED."""
-        if self._state == CANCELLED:
-            return self._make_cancelled_error()
-        return InvalidStateError("Result is not ready.")
-
-    def _make_cancelled_error(self) -> CancelledError:
-        """Return the CancelledError to raise, with the message given to cancel()."""
-        if self._cancel_message is None:
-            return CancelledError()
-        return CancelledError(self._cancel_message)
-
-    # --8<-- [end:result]
-
     # --8<-- [start:set_result]
     def set_result(self, result: Any) -> None:
         """Mark the future done with ``result`` and schedule its callbacks.
@@ -189,15 +138,6 @@ class Future:
         else:
             self._callbacks += (fn,)
 
-    def remove_done_callback(self, fn: Callable[[Future], object]) -> int:
-        """Forget every registration of ``fn``; return how many there were."""
-        if not self._callbacks:
-            return 0
-        kept = tuple(callback for callback in self._callbacks if callback != fn)
-        removed = len(self._callbacks) - len(kept)
-        self._callbacks = kept
-        return removed
-
     def _schedule_callbacks(self) -> None:
         """Hand every done callback to the loop; never call one from here."""
         callbacks, self._callbacks = self._callbacks, ()
@@ -205,6 +145,49 @@ class Future:
             self._loop.call_soon(callback, self)
 
     # --8<-- [end:callbacks]
+
+    # --8<-- [start:result]
+    def result(self) -> Any:
+        """Return the result, or raise the exception that was set.
+
+        Raises CancelledError if cancelled, InvalidStateError if not done.
+        """
+        if self._state != FINISHED:
+            raise self._not_finished_error()
+        if self._exception is not None:
+            raise self._exception.with_traceback(self._exception_tb)
+        return self._result
+
+    def exception(self) -> BaseException | None:
+        """Return the exception that was set, or None if a result was set.
+
+        Raises CancelledError if cancelled, InvalidStateError if not done.
+        """
+        if self._state != FINISHED:
+            raise self._not_finished_error()
+        return self._exception
+
+    def _not_finished_error(self) -> BaseException:
+        """Return what result() and exception() raise for a future not FINISHED."""
+        if self._state == CANCELLED:
+            return self._make_cancelled_error()
+        return InvalidStateError("Result is not ready.")
+
+    def _make_cancelled_error(self) -> CancelledError:
+        """Return the CancelledError to raise, with the message given to cancel()."""
+        if self._cancel_message is None:
+            return CancelledError()
+        return CancelledError(self._cancel_message)
+
+    # --8<-- [end:result]
+
+    def done(self) -> bool:
+        """Tell whether the future has a result, an exception, or was cancelled."""
+        return self._state != PENDING
+
+    def cancelled(self) -> bool:
+        """Tell whether the future was cancelled."""
+        return self._state == CANCELLED
 
     # --8<-- [start:iter]
     def __await__(self) -> Generator[Future, None, Any]:
@@ -221,3 +204,28 @@ class Future:
 
     __iter__ = __await__  # ``yield from future`` and ``await future`` are one thing.
     # --8<-- [end:iter]
+
+    # --- asyncio compatibility ------------------------------------------
+    # Everything below is here so that the names match asyncio.Future; none
+    # of it is needed to follow how a coroutine waits for a future.
+
+    def __repr__(self) -> str:
+        info = self._state.lower()
+        if self._exception is not None:
+            info += f" exception={self._exception!r}"
+        elif self._state == FINISHED:
+            info += f" result={self._result!r}"
+        return f"<{type(self).__name__} {info}>"
+
+    def get_loop(self) -> EventLoop:
+        """Return the loop the future belongs to."""
+        return self._loop
+
+    def remove_done_callback(self, fn: Callable[[Future], object]) -> int:
+        """Forget every registration of ``fn``; return how many there were."""
+        if not self._callbacks:
+            return 0
+        kept = tuple(callback for callback in self._callbacks if callback != fn)
+        removed = len(self._callbacks) - len(kept)
+        self._callbacks = kept
+        return removed

@@ -19,6 +19,11 @@ generators' shutdown, and debug mode.  One thing is added: when nothing is
 ready, no timer is set and no socket is watched, ``run_forever`` raises
 RuntimeError where asyncio would wait forever (nothing could ever wake this
 loop up, so waiting would be a hang).
+
+The file reads core first: scheduling, ``_run_once``, running and
+stopping, then the socket coroutines.  What only completes asyncio's
+names, and the performance plumbing (dropping cancelled timers, a
+memory-saving ``recv``), come last under headings that say so.
 """
 
 from __future__ import annotations
@@ -69,14 +74,7 @@ class EventLoop:
         self._tasks: set[Task] = set()  # The tasks not done yet, for all_tasks().
         self._current_task: Task | None = None  # The task taking a step, if any.
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} running={self._running} closed={self._closed}>"
-
     # --8<-- [start:schedule]
-    def time(self) -> float:
-        """Return the loop's clock: seconds on a monotonic clock."""
-        return time.monotonic()
-
     def call_soon(self, callback: Callable[..., object], *args: Any) -> Handle:
         """Call ``callback(*args)`` on the next iteration.  Raises RuntimeError if closed."""
         if self._closed:
@@ -98,29 +96,57 @@ class EventLoop:
         timer._scheduled = True
         return timer
 
-    def _timer_handle_cancelled(self, handle: TimerHandle) -> None:
-        """Count a cancelled timer that still sits in the heap."""
-        self._timer_cancelled_count += 1
+    def time(self) -> float:
+        """Return the loop's clock: seconds on a monotonic clock."""
+        return time.monotonic()
 
     # --8<-- [end:schedule]
 
-    def create_future(self) -> Future:
-        """Return a new pending Future attached to this loop."""
-        return Future(loop=self)
+    # --8<-- [start:run_once]
+    def _run_once(self) -> None:
+        """Run one iteration: wait for I/O or a timer, then run what is ready."""
+        self._drop_cancelled_timers()
+        events = self._selector.select(self._select_timeout())
+        for key, mask in events:
+            reader, writer = key.data
+            if mask & selectors.EVENT_READ and reader is not None:
+                self._ready.append(reader)
+            if mask & selectors.EVENT_WRITE and writer is not None:
+                self._ready.append(writer)
+        end_time = self.time() + self._clock_resolution
+        while self._scheduled and self._scheduled[0]._when < end_time:
+            timer = heapq.heappop(self._scheduled)
+            timer._scheduled = False
+            if timer._cancelled:
+                self._timer_cancelled_count -= 1
+            else:
+                self._ready.append(timer)
+        # This is the only place where callbacks are called.  Only those
+        # that are ready now run: the ones they schedule wait for the next
+        # iteration, so I/O is polled in between and none can starve it.
+        for _ in range(len(self._ready)):
+            handle = self._ready.popleft()
+            if not handle._cancelled:
+                handle._run()
 
-    def create_task(self, coro: Coroutine) -> Task:
-        """Wrap ``coro`` in a Task that starts on the next iteration."""
-        if self._closed:
-            raise RuntimeError("Event loop is closed")
-        return Task(coro, loop=self)
+    def _select_timeout(self) -> float | None:
+        """Return how long select() may wait: until the first timer, or forever.
 
-    def set_exception_handler(self, handler: Callable[[dict[str, Any]], object] | None) -> None:
-        """Use ``handler(context)`` for errors nobody caught; None: log them."""
-        self._exception_handler = handler or default_exception_handler
+        Raises RuntimeError when nothing could ever end the wait.
+        """
+        if self._ready or self._stopping:
+            return 0
+        if self._scheduled:
+            delay = self._scheduled[0]._when - self.time()
+            return min(max(delay, 0), MAXIMUM_SELECT_TIMEOUT)
+        if not self._selector.get_map():
+            raise RuntimeError(
+                "the event loop has nothing to wait for: no callback is ready, "
+                "no timer is set and no socket is watched (every task is stuck)"
+            )
+        return None
 
-    def call_exception_handler(self, context: dict[str, Any]) -> None:
-        """Report an error that a callback raised (by default: log it)."""
-        self._exception_handler(context)
+    # --8<-- [end:run_once]
 
     # --8<-- [start:run]
     def run_forever(self) -> None:
@@ -172,14 +198,6 @@ class EventLoop:
         """Stop after the callbacks that are ready now have run."""
         self._stopping = True
 
-    def is_running(self) -> bool:
-        """Tell whether the loop is running."""
-        return self._running
-
-    def is_closed(self) -> bool:
-        """Tell whether the loop was closed."""
-        return self._closed
-
     def close(self) -> None:
         """Drop pending callbacks and close the selector.  Raises RuntimeError if running."""
         if self._running:
@@ -194,73 +212,15 @@ class EventLoop:
 
     # --8<-- [end:run]
 
-    # --8<-- [start:run_once]
-    def _run_once(self) -> None:
-        """Run one iteration: wait for I/O or a timer, then run what is ready."""
-        self._drop_cancelled_timers()
-        events = self._selector.select(self._select_timeout())
-        for key, mask in events:
-            reader, writer = key.data
-            if mask & selectors.EVENT_READ and reader is not None:
-                self._ready.append(reader)
-            if mask & selectors.EVENT_WRITE and writer is not None:
-                self._ready.append(writer)
-        end_time = self.time() + self._clock_resolution
-        while self._scheduled and self._scheduled[0]._when < end_time:
-            timer = heapq.heappop(self._scheduled)
-            timer._scheduled = False
-            if timer._cancelled:
-                self._timer_cancelled_count -= 1
-            else:
-                self._ready.append(timer)
-        # This is the only place where callbacks are called.  Only those
-        # that are ready now run: the ones they schedule wait for the next
-        # iteration, so I/O is polled in between and none can starve it.
-        for _ in range(len(self._ready)):
-            handle = self._ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+    def create_future(self) -> Future:
+        """Return a new pending Future attached to this loop."""
+        return Future(loop=self)
 
-    def _select_timeout(self) -> float | None:
-        """Return how long select() may wait: until the first timer, or forever.
-
-        Raises RuntimeError when nothing could ever end the wait.
-        """
-        if self._ready or self._stopping:
-            return 0
-        if self._scheduled:
-            delay = self._scheduled[0]._when - self.time()
-            return min(max(delay, 0), MAXIMUM_SELECT_TIMEOUT)
-        if not self._selector.get_map():
-            raise RuntimeError(
-                "the event loop has nothing to wait for: no callback is ready, "
-                "no timer is set and no socket is watched (every task is stuck)"
-            )
-        return None
-
-    def _drop_cancelled_timers(self) -> None:
-        """Remove cancelled timers: from the top of the heap, or all at once.
-
-        Cancelling a timer only marks it, which costs nothing; it leaves the
-        heap when it reaches the top.  If cancelled timers pile up (more
-        than half of the heap), the heap is rebuilt without them: a full
-        pass, but one paid for by the cancellations since the last rebuild.
-        """
-        count = len(self._scheduled)
-        if (
-            count > MIN_SCHEDULED_TIMER_HANDLES
-            and self._timer_cancelled_count / count > MIN_CANCELLED_TIMER_HANDLES_FRACTION
-        ):
-            for timer in self._scheduled:
-                timer._scheduled = not timer._cancelled
-            self._scheduled = [timer for timer in self._scheduled if timer._scheduled]
-            heapq.heapify(self._scheduled)
-            self._timer_cancelled_count = 0
-        while self._scheduled and self._scheduled[0]._cancelled:
-            heapq.heappop(self._scheduled)._scheduled = False
-            self._timer_cancelled_count -= 1
-
-    # --8<-- [end:run_once]
+    def create_task(self, coro: Coroutine) -> Task:
+        """Wrap ``coro`` in a Task that starts on the next iteration."""
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        return Task(coro, loop=self)
 
     # --8<-- [start:readers]
     def add_reader(
@@ -391,27 +351,57 @@ class EventLoop:
 
     # --8<-- [end:sock]
 
+    # --- asyncio compatibility ------------------------------------------
+    # What asyncio's loop also offers; not needed to follow how the loop runs.
 
-# --8<-- [start:recv_now]
-def _recv_now(sock: socket.socket, nbytes: int) -> tuple[bytes, int]:
-    """Return ``(data, 0)`` from ``sock.recv``, or ``(b"", event)`` to wait for.
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} running={self._running} closed={self._closed}>"
 
-    Raises OSError.  The "would block" error is caught here rather than in
-    sock_recv: an error caught in a generator leaves a frame object attached
-    to it for as long as the generator lives (about 200 bytes for each of
-    thousands of waiting fetches), and the wait then starts outside any
-    except clause, so the error cannot become the __context__ of a
-    cancellation.
-    """
-    try:
-        return sock.recv(nbytes), 0
-    except (BlockingIOError, ssl.SSLWantReadError):
-        return b"", selectors.EVENT_READ
-    except ssl.SSLWantWriteError:  # TLS needs to send first.
-        return b"", selectors.EVENT_WRITE
+    def is_running(self) -> bool:
+        """Tell whether the loop is running."""
+        return self._running
 
+    def is_closed(self) -> bool:
+        """Tell whether the loop was closed."""
+        return self._closed
 
-# --8<-- [end:recv_now]
+    def set_exception_handler(self, handler: Callable[[dict[str, Any]], object] | None) -> None:
+        """Use ``handler(context)`` for errors nobody caught; None: log them."""
+        self._exception_handler = handler or default_exception_handler
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        """Report an error that a callback raised (by default: log it)."""
+        self._exception_handler(context)
+
+    # --- performance plumbing -------------------------------------------
+    # Keeps the heap of timers small when many are cancelled (every fetch
+    # that finishes in time cancels its timeout); the loop works without it.
+
+    def _timer_handle_cancelled(self, handle: TimerHandle) -> None:
+        """Count a cancelled timer that still sits in the heap."""
+        self._timer_cancelled_count += 1
+
+    def _drop_cancelled_timers(self) -> None:
+        """Remove cancelled timers: from the top of the heap, or all at once.
+
+        Cancelling a timer only marks it, which costs nothing; it leaves the
+        heap when it reaches the top.  If cancelled timers pile up (more
+        than half of the heap), the heap is rebuilt without them: a full
+        pass, but one paid for by the cancellations since the last rebuild.
+        """
+        count = len(self._scheduled)
+        if (
+            count > MIN_SCHEDULED_TIMER_HANDLES
+            and self._timer_cancelled_count / count > MIN_CANCELLED_TIMER_HANDLES_FRACTION
+        ):
+            for timer in self._scheduled:
+                timer._scheduled = not timer._cancelled
+            self._scheduled = [timer for timer in self._scheduled if timer._scheduled]
+            heapq.heapify(self._scheduled)
+            self._timer_cancelled_count = 0
+        while self._scheduled and self._scheduled[0]._cancelled:
+            heapq.heappop(self._scheduled)._scheduled = False
+            self._timer_cancelled_count -= 1
 
 
 def _wake(future: Future) -> None:
@@ -465,3 +455,28 @@ def _cancel_all_tasks(loop: EventLoop) -> None:
 
 
 # --8<-- [end:run_main]
+
+
+# --- performance plumbing (memory) ----------------------------------------
+
+
+# --8<-- [start:recv_now]
+def _recv_now(sock: socket.socket, nbytes: int) -> tuple[bytes, int]:
+    """Return ``(data, 0)`` from ``sock.recv``, or ``(b"", event)`` to wait for.
+
+    Raises OSError.  The "would block" error is caught here rather than in
+    sock_recv: an error caught in a generator leaves a frame object attached
+    to it for as long as the generator lives (about 200 bytes for each of
+    thousands of waiting fetches), and the wait then starts outside any
+    except clause, so the error cannot become the __context__ of a
+    cancellation.
+    """
+    try:
+        return sock.recv(nbytes), 0
+    except (BlockingIOError, ssl.SSLWantReadError):
+        return b"", selectors.EVENT_READ
+    except ssl.SSLWantWriteError:  # TLS needs to send first.
+        return b"", selectors.EVENT_WRITE
+
+
+# --8<-- [end:recv_now]

@@ -13,6 +13,10 @@ context of each task.  The coroutines here (``sleep``, ``wait_for``) are
 generators, so that the crawler's generators can use them with ``yield
 from``; ``@types.coroutine`` marks them so that ``async def`` code can
 ``await`` them too.
+
+The file reads core first: how a task steps its coroutine and how it is
+cancelled, then ``sleep``, ``gather`` and ``wait_for``.  The rest of
+asyncio's task API comes last, under a heading that says so.
 """
 
 from __future__ import annotations
@@ -51,61 +55,6 @@ class Task(Future):
         self._num_cancels_requested = 0  # See cancelling() and uncancel().
         self._loop.call_soon(self._step)
         self._loop._tasks.add(self)  # Until it is done; see all_tasks().
-
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f" coro={self._coro.__qualname__}>"
-
-    def _schedule_callbacks(self) -> None:
-        """Leave the loop's set of tasks, then schedule the done callbacks."""
-        self._loop._tasks.discard(self)  # Runs once: when the task is done.
-        super()._schedule_callbacks()
-
-    def get_coro(self) -> Coroutine:
-        """Return the coroutine the task runs."""
-        return self._coro
-
-    def set_result(self, result: Any) -> None:
-        """Refuse: only the coroutine decides a task's result.  Raises RuntimeError."""
-        raise RuntimeError("Task does not support set_result operation")
-
-    def set_exception(self, exception: BaseException | type[BaseException]) -> None:
-        """Refuse: only the coroutine decides a task's outcome.  Raises RuntimeError."""
-        raise RuntimeError("Task does not support set_exception operation")
-
-    # --8<-- [start:cancel]
-    def cancel(self, msg: str | None = None) -> bool:
-        """Ask the coroutine to stop: throw CancelledError in where it waits.
-
-        Return False if the task is done already.  The coroutine may catch
-        the error and go on; the task is only cancelled once it lets it out.
-        """
-        if self.done():
-            return False
-        self._num_cancels_requested += 1
-        self._cancel_message = msg
-        if self._fut_waiter is not None and self._fut_waiter.cancel(msg=msg):
-            # Cancelling the future wakes the task (see _wakeup), which then
-            # finds the future cancelled and throws CancelledError in.
-            return True
-        self._must_cancel = True  # Its next step is scheduled: make it throw.
-        return True
-
-    def cancelling(self) -> int:
-        """Return how many cancel() requests are pending (not undone by uncancel())."""
-        return self._num_cancels_requested
-
-    def uncancel(self) -> int:
-        """Undo one cancel() request, once the cancellation was handled; return the rest.
-
-        wait_for() uses it to tell its own cancellation (a timeout) from another's.
-        """
-        if self._num_cancels_requested > 0:
-            self._num_cancels_requested -= 1
-            if self._num_cancels_requested == 0:
-                self._must_cancel = False
-        return self._num_cancels_requested
-
-    # --8<-- [end:cancel]
 
     # --8<-- [start:step]
     def _step(self, exc: BaseException | None = None) -> None:
@@ -167,49 +116,69 @@ class Task(Future):
 
     # --8<-- [end:step]
 
+    # --8<-- [start:cancel]
+    def cancel(self, msg: str | None = None) -> bool:
+        """Ask the coroutine to stop: throw CancelledError in where it waits.
 
-def _bad_yield(task: Task, result: object) -> RuntimeError:
-    """Return the error thrown into a coroutine that yielded ``result``."""
-    if result is task:
-        return RuntimeError(f"Task cannot await on itself: {task!r}")
-    if isinstance(result, Future) and result._loop is not task._loop:
-        return RuntimeError(f"Task {task!r} got Future {result!r} attached to another loop")
-    if isinstance(result, Future):
-        return RuntimeError(
-            f"yield was used instead of yield from in task {task!r} with {result!r}"
-        )
-    return RuntimeError(
-        f"Task got bad yield: {result!r} (a coroutine may only yield from futures "
-        "or other coroutines)"
-    )
+        Return False if the task is done already.  The coroutine may catch
+        the error and go on; the task is only cancelled once it lets it out.
+        """
+        if self.done():
+            return False
+        self._num_cancels_requested += 1
+        self._cancel_message = msg
+        if self._fut_waiter is not None and self._fut_waiter.cancel(msg=msg):
+            # Cancelling the future wakes the task (see _wakeup), which then
+            # finds the future cancelled and throws CancelledError in.
+            return True
+        self._must_cancel = True  # Its next step is scheduled: make it throw.
+        return True
+
+    # --8<-- [end:cancel]
+
+    # --- asyncio compatibility ------------------------------------------
+    # Below: what asyncio.Task also offers; not needed to follow how a task
+    # drives its coroutine.
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f" coro={self._coro.__qualname__}>"
+
+    def _schedule_callbacks(self) -> None:
+        """Leave the loop's set of tasks, then schedule the done callbacks."""
+        self._loop._tasks.discard(self)  # Runs once: when the task is done.
+        super()._schedule_callbacks()
+
+    def get_coro(self) -> Coroutine:
+        """Return the coroutine the task runs."""
+        return self._coro
+
+    def set_result(self, result: Any) -> None:
+        """Refuse: only the coroutine decides a task's result.  Raises RuntimeError."""
+        raise RuntimeError("Task does not support set_result operation")
+
+    def set_exception(self, exception: BaseException | type[BaseException]) -> None:
+        """Refuse: only the coroutine decides a task's outcome.  Raises RuntimeError."""
+        raise RuntimeError("Task does not support set_exception operation")
+
+    def cancelling(self) -> int:
+        """Return how many cancel() requests are pending (not undone by uncancel())."""
+        return self._num_cancels_requested
+
+    def uncancel(self) -> int:
+        """Undo one cancel() request, once the cancellation was handled; return the rest.
+
+        wait_for() uses it to tell its own cancellation (a timeout) from another's.
+        """
+        if self._num_cancels_requested > 0:
+            self._num_cancels_requested -= 1
+            if self._num_cancels_requested == 0:
+                self._must_cancel = False
+        return self._num_cancels_requested
 
 
 def create_task(coro: Coroutine) -> Task:
     """Wrap ``coro`` in a Task on the running loop.  Raises RuntimeError if none runs."""
     return get_running_loop().create_task(coro)
-
-
-def current_task(loop: EventLoop | None = None) -> Task | None:
-    """Return the task whose step is running now, or None (in a plain callback)."""
-    return (loop or get_running_loop())._current_task
-
-
-def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
-    """Return ``aw`` if it is a Future, else a Task running it.
-
-    Raises TypeError for anything else.
-    """
-    if isinstance(aw, Future):
-        return aw
-    if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
-        return (loop or get_running_loop()).create_task(aw)
-    raise TypeError(f"a Future, a coroutine or a generator is required, not {aw!r}")
-
-
-def all_tasks(loop: EventLoop | None = None) -> set[Task]:
-    """Return the tasks of ``loop`` (default: the running one) that are not done."""
-    loop = loop or get_running_loop()
-    return set(loop._tasks)
 
 
 # --8<-- [start:sleep]
@@ -349,3 +318,47 @@ def _expire(task: Task, expired: list[bool]) -> None:
 
 
 # --8<-- [end:wait_for]
+
+
+# --- asyncio compatibility ----------------------------------------------
+# The helpers below complete the asyncio names (gather and wait_for use two of
+# them); none is needed to follow how a task drives its coroutine.
+
+
+def current_task(loop: EventLoop | None = None) -> Task | None:
+    """Return the task whose step is running now, or None (in a plain callback)."""
+    return (loop or get_running_loop())._current_task
+
+
+def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
+    """Return ``aw`` if it is a Future, else a Task running it.
+
+    Raises TypeError for anything else.
+    """
+    if isinstance(aw, Future):
+        return aw
+    if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
+        return (loop or get_running_loop()).create_task(aw)
+    raise TypeError(f"a Future, a coroutine or a generator is required, not {aw!r}")
+
+
+def all_tasks(loop: EventLoop | None = None) -> set[Task]:
+    """Return the tasks of ``loop`` (default: the running one) that are not done."""
+    loop = loop or get_running_loop()
+    return set(loop._tasks)
+
+
+def _bad_yield(task: Task, result: object) -> RuntimeError:
+    """Return the error thrown into a coroutine that yielded ``result``."""
+    if result is task:
+        return RuntimeError(f"Task cannot await on itself: {task!r}")
+    if isinstance(result, Future) and result._loop is not task._loop:
+        return RuntimeError(f"Task {task!r} got Future {result!r} attached to another loop")
+    if isinstance(result, Future):
+        return RuntimeError(
+            f"yield was used instead of yield from in task {task!r} with {result!r}"
+        )
+    return RuntimeError(
+        f"Task got bad yield: {result!r} (a coroutine may only yield from futures "
+        "or other coroutines)"
+    )
