@@ -14,6 +14,13 @@ The command runs from the repository root with this Python: ``python`` is
 ``sys.executable`` and ``crawl`` is ``python -m shared.cli``.  Output is
 80 columns wide, so argparse wraps help text the same way everywhere.  A
 command that fails, or a marker that names nothing, fails the build.
+
+The site is built once per language (mkdocs-static-i18n builds the Chinese
+pages with the same configuration object after the English ones), and a
+page and its translation hold the same markers.  Each command runs once
+per build and its output is kept on that configuration object, so both
+languages show the very same output (a crawl prints ports and timings that
+differ from run to run) and the commands do not run twice.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ OPTIONAL = re.compile(r"^<!-- include-if-present: (?P<path>\S+) -->[ \t]*$", re.
 # absolute, not an anchor on the same page.
 RELATIVE_TARGET = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|/|#)(?P<target>[^)\s]+)")
 PROGRAMS = {"python": [sys.executable], "crawl": [sys.executable, "-m", "shared.cli"]}
+# The key under which a build's configuration keeps the outputs of its commands.
+OUTPUTS = "command_outputs"
 
 
 def run(command: str) -> str:
@@ -82,14 +91,17 @@ def include_if_present(path: str, page_src: str) -> str:
     return RELATIVE_TARGET.sub(rebase, file.read_text(encoding="utf-8"))
 
 
-def on_page_markdown(markdown: str, page: object, **kwargs: object) -> str:
+def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object) -> str:
     """Replace each marker with a command's output or an optional file."""
     src = page.file.src_uri  # type: ignore[attr-defined]
     markdown = OPTIONAL.sub(lambda match: include_if_present(match["path"], src), markdown)
+    outputs: dict[str, str] = config.setdefault(OUTPUTS, {})
 
     def block(match: re.Match[str]) -> str:
         indent, command = match["indent"], match["command"]
-        lines = ["```console", f"$ {command}", *run(command).rstrip("\n").splitlines(), "```"]
+        if command not in outputs:
+            outputs[command] = run(command)
+        lines = ["```console", f"$ {command}", *outputs[command].rstrip("\n").splitlines(), "```"]
         return "\n".join(indent + line if line else line for line in lines)
 
     return MARKER.sub(block, markdown)
