@@ -1,0 +1,77 @@
+"""Step 6: the Fetcher reads each page's links and crawls the whole site.
+
+A Fetcher's ``finish`` now parses the response, and for each link not seen
+before it marks the link seen, adds it to ``todo`` and starts a Fetcher for
+it.  A redirect counts as a link to its target.  Links go through the
+shared link parser (``shared.links``), and only those on the root's site
+are followed.  The crawl ends when ``todo`` is empty: every URL seen is done.
+
+Still wrong: no limit on the fetches in flight (a big site would run out of
+sockets), no timeout, no retry, and an error in any callback stops the
+whole crawl.  The finished stage (``stage1_callbacks``) adds all of that.
+And the code reads backwards: one fetch is spread over three methods.
+Stage 2 puts it back into one function.
+"""
+
+import re
+import selectors
+import time
+import urllib.parse
+
+from shared.links import extract_links
+from stage1_callbacks.steps import fetcher
+from stage1_callbacks.steps.blocking import url_from_argv
+from stage1_callbacks.steps.callback import loop
+
+
+def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Split a whole HTTP/1.0 response into its status, headers and body."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), headers, body
+
+
+def links_to_follow(url: str, status: int, headers, body: bytes) -> set[str]:  # noqa: ANN001
+    """Return the links of a page (or its redirect target) on the same site as ``url``."""
+    content_type = headers.get("content-type", "")
+    if "location" in headers:
+        links = {urllib.parse.urljoin(url, headers["location"])}
+    elif status == 200 and re.search(r"html|xml", content_type):
+        charset = re.search(r"charset=([\w-]+)", content_type)
+        links = extract_links(body.decode(charset[1] if charset else "utf-8", "replace"), url)
+    else:
+        links = set()
+    site = urllib.parse.urlsplit(url)[:2]  # The scheme and the host:port.
+    return {link for link in links if urllib.parse.urlsplit(link)[:2] == site}
+
+
+class Fetcher(fetcher.Fetcher):
+    """A Fetcher that starts a Fetcher for each new link of its page."""
+
+    def __init__(self, url: str, selector, todo: set[str], seen_urls: set[str]) -> None:  # noqa: ANN001
+        super().__init__(url, selector, todo)
+        self.seen_urls = seen_urls  # Every URL ever found; shared by all Fetchers.
+
+    def finish(self) -> None:
+        """Print the status, start fetching the new links, mark this URL done."""
+        status, headers, body = parse(self.response)
+        print(f"{status} {self.url}")
+        for link in links_to_follow(self.url, status, headers, body) - self.seen_urls:
+            self.seen_urls.add(link)
+            self.todo.add(link)
+            Fetcher(link, self.selector, self.todo, self.seen_urls).fetch()
+        self.todo.remove(self.url)
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    root = url_from_argv()
+    selector = selectors.DefaultSelector()
+    todo, seen_urls = {root}, {root}
+    Fetcher(root, selector, todo, seen_urls).fetch()
+    loop(selector, todo)
+    print(f"{len(seen_urls)} URLs in {time.perf_counter() - start:.3f} s")

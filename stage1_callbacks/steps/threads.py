@@ -1,0 +1,39 @@
+"""Step 2: many blocking fetches at once, one thread each.
+
+The fetch of step 1 is unchanged.  Each URL gets its own thread, and the
+operating system switches between them whenever one waits, so the waits
+overlap: ten pages take about as long as the slowest one.
+
+Still wrong: every fetch in flight holds a whole thread, with its own
+stack, for as long as it waits.  A crawler with thousands of requests in
+flight pays for thousands of threads (the measurements page shows how
+much).  The next step, ``nonblocking``, waits without a thread.
+"""
+
+import threading
+import time
+import urllib.parse
+
+from stage1_callbacks.steps.blocking import fetch, status_line, url_from_argv
+
+
+def some_pages(url: str, count: int = 10) -> list[str]:
+    """Return ``url`` and the test site's first content pages: ``count`` URLs."""
+    return [url] + [urllib.parse.urljoin(url, f"pages/{n}/") for n in range(1, count)]
+
+
+def fetch_and_print(url: str) -> None:
+    """Fetch ``url`` and print its status line: what each thread does."""
+    print(f"{status_line(fetch(url))} {url}")  # One call: lines from threads do not mix.
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    threads = []
+    for url in some_pages(url_from_argv()):
+        thread = threading.Thread(target=fetch_and_print, args=(url,))
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join()  # Wait until that thread's fetch is done.
+    print(f"{len(threads)} pages in {time.perf_counter() - start:.3f} s, a thread each")

@@ -1,0 +1,16 @@
+"""Stage 2 step by step: a tiny asyncio on generators, grown in four programs.
+
+Each module is a complete program, the one before plus one idea, and runs
+against the local test site (``python -m shared.site`` serves it on
+http://127.0.0.1:8000/, the default URL of every step):
+
+1. ``future``: a ten-line ``Future``, a generator ``fetch`` that yields
+   futures, and a ``Task`` that drives it.
+2. ``yield_from``: ``read`` and ``read_all`` as sub-coroutines, joined
+   with ``yield from``; ``Future.__iter__``.
+3. ``queues``: a ``Queue`` for coroutines and a pool of worker coroutines.
+4. ``crawl``: the queue crawler.
+
+Run one with ``python -m stage2_generators.steps.future [URL]``.  They
+reuse stage 1's steps (the request, the selector loop, the link helpers).
+"""

@@ -1,0 +1,61 @@
+"""Step 4 of stage 2: the queue crawler.
+
+The crawler of the 500 Lines chapter on the tiny library of the previous
+steps: ``crawl`` starts ``max_tasks`` workers and waits until the queue is
+joined; each worker takes a URL, fetches it, and puts the page's new
+links (or its redirect target) into the queue.  A URL goes into
+``seen_urls`` when it is queued, so no URL is fetched twice.
+
+Still wrong: no timeout, no retry, no cancellation (the workers are simply
+abandoned when the loop ends), and an error in a worker ends it silently.
+The finished stage (``stage2_generators``) adds all of that, and stage 3
+swaps this tiny library for asyncio.
+"""
+
+import selectors
+import time
+
+from stage1_callbacks.steps.blocking import url_from_argv
+from stage1_callbacks.steps.crawl import links_to_follow, parse
+from stage2_generators.steps.future import Task
+from stage2_generators.steps.queues import Queue, run
+from stage2_generators.steps.yield_from import Coroutine, fetch
+
+
+class Crawler:
+    """Crawl the site of ``root`` with ``max_tasks`` workers."""
+
+    def __init__(self, root: str, selector: selectors.BaseSelector, max_tasks: int = 10) -> None:
+        self.selector = selector
+        self.max_tasks = max_tasks
+        self.q = Queue()
+        self.seen_urls = {root}
+        self.q.put_nowait(root)
+
+    def crawl(self) -> Coroutine:
+        """Start the workers; return once every URL is done."""
+        for _ in range(self.max_tasks):
+            Task(self.work())
+        yield from self.q.join()
+
+    def work(self) -> Coroutine:
+        """Take URLs from the queue, forever."""
+        while True:
+            url = yield from self.q.get()
+            yield from self.fetch(url)
+            self.q.task_done()
+
+    def fetch(self, url: str) -> Coroutine:
+        """Fetch ``url``, print its status, and queue the new links."""
+        status, headers, body = parse((yield from fetch(url, self.selector)))
+        print(f"{status} {url}")
+        for link in links_to_follow(url, status, headers, body) - self.seen_urls:
+            self.seen_urls.add(link)
+            self.q.put_nowait(link)
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    crawler = Crawler(url_from_argv(), selectors.DefaultSelector())
+    run(crawler.selector, crawler.crawl())
+    print(f"{len(crawler.seen_urls)} URLs in {time.perf_counter() - start:.3f} s")

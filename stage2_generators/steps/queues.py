@@ -1,0 +1,95 @@
+"""Step 3 of stage 2: a Queue for coroutines, and a pool of workers.
+
+The queue of the 500 Lines chapter, built on the previous step's Future:
+``get`` waits on a future while the queue is empty, ``join`` waits on one
+until every item put in has been marked done with ``task_done``.  Three
+worker coroutines share the ten pages through it, and ``run`` drives the
+main coroutine and stops the loop once it returns.
+
+Still wrong: the workers are never stopped (the loop simply ends), and the
+URLs are still a fixed list.  The next step, ``crawl``, puts each page's
+new links back into the queue.
+"""
+
+import collections
+import selectors
+
+from stage1_callbacks.steps.blocking import status_line, url_from_argv
+from stage1_callbacks.steps.callback import loop
+from stage1_callbacks.steps.threads import some_pages
+from stage2_generators.steps.future import Task
+from stage2_generators.steps.yield_from import Coroutine, Future, fetch
+
+
+class Queue:
+    """A FIFO queue for coroutines, with the count of items not done yet."""
+
+    def __init__(self) -> None:
+        self.items: collections.deque = collections.deque()
+        self.getters: collections.deque[Future] = collections.deque()  # Waiting in get().
+        self.unfinished = 0  # Put in, and not yet marked done with task_done().
+        self.joiners: list[Future] = []  # Waiting in join().
+
+    def put_nowait(self, item: object) -> None:
+        self.unfinished += 1
+        if self.getters:
+            self.getters.popleft().set_result(item)  # Straight to a waiting worker.
+        else:
+            self.items.append(item)
+
+    def get(self) -> Coroutine:
+        if self.items:
+            return self.items.popleft()
+        waiter = Future()
+        self.getters.append(waiter)
+        return (yield from waiter)
+
+    def task_done(self) -> None:
+        self.unfinished -= 1
+        if self.unfinished == 0:
+            for waiter in self.joiners:
+                waiter.set_result()
+
+    def join(self) -> Coroutine:
+        if self.unfinished:
+            waiter = Future()
+            self.joiners.append(waiter)
+            yield from waiter
+
+
+def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
+    """Run the coroutine ``main`` in a Task, and the loop until it returns."""
+    running = {"main"}
+
+    def until_done() -> Coroutine:
+        yield from main
+        running.clear()  # Empty: the loop stops.
+
+    Task(until_done())
+    loop(selector, running)
+
+
+def worker(q: Queue, selector: selectors.BaseSelector) -> Coroutine:
+    """Fetch URLs from ``q`` and print their status lines, forever."""
+    while True:
+        url = yield from q.get()
+        response = yield from fetch(url, selector)
+        print(f"{status_line(response)} {url}")
+        q.task_done()
+
+
+def main(urls: list[str], selector: selectors.BaseSelector) -> Coroutine:
+    """Fetch ``urls`` with three workers; return when all are done."""
+    q = Queue()
+    for url in urls:
+        q.put_nowait(url)
+    for _ in range(3):
+        Task(worker(q, selector))
+    yield from q.join()
+
+
+if __name__ == "__main__":
+    selector = selectors.DefaultSelector()
+    urls = some_pages(url_from_argv())
+    run(selector, main(urls, selector))
+    print(f"{len(urls)} pages, one thread, 3 workers")

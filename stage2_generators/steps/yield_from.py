@@ -1,0 +1,84 @@
+"""Step 2 of stage 2: ``yield from``, for futures and sub-coroutines alike.
+
+``Future.__iter__`` yields the future itself, then returns its result, so
+a coroutine waits for a future with ``yield from future``, just as it
+calls a sub-coroutine with ``yield from read(...)``: the futures that the
+sub-coroutine yields travel up through every caller to the Task, and what
+the Task sends travels back down.  So waiting for a socket becomes one
+coroutine, ``wait_ready``; ``read`` and ``read_all`` are built on it, and
+``fetch`` reads like the blocking fetch of stage 1's first step.
+
+Still wrong: the fetches are a fixed list.  The next step, ``crawl``,
+adds a queue and the crawler's workers.
+"""
+
+import selectors
+import socket
+from collections.abc import Generator
+
+from stage1_callbacks.steps.blocking import http_request, status_line, url_from_argv
+from stage1_callbacks.steps.callback import loop
+from stage1_callbacks.steps.nonblocking import start_connecting
+from stage1_callbacks.steps.threads import some_pages
+from stage2_generators.steps import future
+
+Coroutine = Generator["Future", object, object]
+
+
+class Future(future.Future):
+    """A Future that a coroutine can wait for with ``yield from``."""
+
+    def __iter__(self) -> Coroutine:
+        yield self  # Up to the Task, which resumes us once the result is set.
+        return self.result()
+
+
+def wait_ready(selector: selectors.BaseSelector, sock: socket.socket, event: int) -> Coroutine:
+    """Wait until ``sock`` is ready for ``event`` (readable or writable)."""
+    f = Future()
+    selector.register(sock, event, f.set_result)
+    yield from f
+    selector.unregister(sock)
+
+
+def read(selector: selectors.BaseSelector, sock: socket.socket) -> Coroutine:
+    """Return the next chunk of bytes from ``sock``, b"" at the end."""
+    yield from wait_ready(selector, sock, selectors.EVENT_READ)
+    return sock.recv(4096)
+
+
+def read_all(selector: selectors.BaseSelector, sock: socket.socket) -> Coroutine:
+    """Return every byte ``sock`` receives until the server closes it."""
+    response = []
+    chunk = yield from read(selector, sock)
+    while chunk:
+        response.append(chunk)
+        chunk = yield from read(selector, sock)
+    return b"".join(response)
+
+
+def fetch(url: str, selector: selectors.BaseSelector) -> Coroutine:
+    """Return the response to a GET of ``url``."""
+    sock = start_connecting(url)
+    yield from wait_ready(selector, sock, selectors.EVENT_WRITE)
+    sock.send(http_request(url))
+    response = yield from read_all(selector, sock)
+    sock.close()
+    return response
+
+
+def fetch_and_print(url: str, selector: selectors.BaseSelector, todo: set[str]) -> Coroutine:
+    """Fetch ``url``, print its status line and mark it done."""
+    response = yield from fetch(url, selector)
+    print(f"{status_line(response)} {url}")
+    todo.remove(url)
+
+
+if __name__ == "__main__":
+    selector = selectors.DefaultSelector()
+    urls = some_pages(url_from_argv())
+    todo = set(urls)
+    for url in urls:
+        future.Task(fetch_and_print(url, selector, todo))
+    loop(selector, todo)
+    print(f"{len(urls)} pages, one thread, {len(urls)} coroutines")
