@@ -1,0 +1,152 @@
+"""The steps: every small program of every stage runs, and does what it says.
+
+Each step runs as its chapter shows it, ``python -m PACKAGE.steps.NAME URL``,
+against one test site shared by the whole module, with a deadline so that a
+step that hangs fails instead.  Steps that fetch a fixed list print one
+status line per page; the crawling steps must record exactly the URLs and
+statuses that the site's oracle says a full crawl finds, each once.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared.server import ServerThread
+from shared.site import expected_results, make_app
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = 10  # The smallest site: the crawling steps stay quick.
+STEP_DEADLINE = 60  # Seconds; a step takes well under one when all is well.
+# Every step, in the order the chapters teach them.
+STEPS = [
+    "stage1_callbacks.steps.blocking",
+    "stage1_callbacks.steps.threads",
+    "stage1_callbacks.steps.nonblocking",
+    "stage1_callbacks.steps.callback",
+    "stage1_callbacks.steps.fetcher",
+    "stage1_callbacks.steps.crawl",
+    "stage2_generators.steps.future",
+    "stage2_generators.steps.yield_from",
+    "stage2_generators.steps.queues",
+    "stage2_generators.steps.crawl",
+    "stage3_asyncio.steps.crawl",
+]
+FIXED_LIST_STEPS = [
+    "stage1_callbacks.steps.threads",
+    "stage1_callbacks.steps.fetcher",
+    "stage2_generators.steps.future",
+    "stage2_generators.steps.yield_from",
+    "stage2_generators.steps.queues",
+]
+CRAWLING_STEPS = [step for step in STEPS if step.endswith(".crawl")]
+MAX_LINES = 100  # The chapters aim at 80; no step may grow far past it.
+
+
+@pytest.fixture(scope="module")
+def site() -> ServerThread:
+    """One test site for every step of the module."""
+    with ServerThread(make_app(PAGES)) as server:
+        yield server
+
+
+def run_step(step: str, url: str) -> list[str]:
+    """Run ``python -m step url`` and return the lines it printed; it must succeed quietly."""
+    done = subprocess.run(
+        [sys.executable, "-m", step, url],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=STEP_DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr  # No traceback, no warning, no task left pending.
+    return done.stdout.splitlines()
+
+
+def ten_pages(url: str) -> set[str]:
+    """The URLs that the fixed-list steps fetch: the root and pages 1 to 9."""
+    return {url} | {f"{url}pages/{n}/" for n in range(1, 10)}
+
+
+@pytest.mark.parametrize("step", ["blocking", "nonblocking", "callback"])
+def test_one_fetch(site: ServerThread, step: str) -> None:
+    lines = run_step(f"stage1_callbacks.steps.{step}", site.url)
+    assert lines[0] == f"HTTP/1.0 200 OK {site.url}"
+    summary = {
+        "blocking": r"[1-9][0-9]* bytes in [0-9.]+ s",
+        "nonblocking": r"asked the socket [0-9]+ times in vain",
+        "callback": r"the loop woke up [1-9][0-9]* times",
+    }[step]
+    assert re.fullmatch(summary, lines[-1]), lines
+
+
+@pytest.mark.parametrize("step", FIXED_LIST_STEPS)
+def test_fixed_list_of_pages(site: ServerThread, step: str) -> None:
+    lines = run_step(step, site.url)
+    *fetched, summary = lines
+    assert sorted(fetched) == sorted(f"HTTP/1.0 200 OK {url}" for url in ten_pages(site.url))
+    assert summary.startswith("10 pages"), summary
+
+
+@pytest.mark.parametrize("step", CRAWLING_STEPS)
+def test_crawling_step_finds_exactly_the_site(site: ServerThread, step: str) -> None:
+    lines = run_step(step, site.url)
+    *fetched, summary = lines
+    results = [(url, int(status)) for status, url in (line.split(" ", 1) for line in fetched)]
+    expected = {(url, status) for url, status, _ in expected_results(site.url, PAGES)}
+    assert len(results) == len(set(results)), "a URL was fetched twice"
+    assert set(results) == expected
+    assert re.fullmatch(rf"{len(expected)} URLs in [0-9.]+ s", summary), summary
+
+
+# --- What a step may be ------------------------------------------------------
+
+
+def source_of(step: str) -> str:
+    return Path(importlib.util.find_spec(step).origin).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_step_is_short_and_says_what_is_still_wrong(step: str) -> None:
+    source = source_of(step)
+    assert source.count("\n") <= MAX_LINES
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    assert "Still wrong:" in docstring, "the docstring says what the next step is for"
+    assert 'if __name__ == "__main__":' in source, "a step is a program"
+
+
+@pytest.mark.parametrize("index", range(len(STEPS)), ids=STEPS)
+def test_step_uses_only_earlier_steps_and_the_standard_library(index: int) -> None:
+    step = STEPS[index]
+    allowed = set(STEPS[:index]) | {"shared.links"}
+    if step.startswith("stage3_asyncio"):
+        allowed.add("aiohttp")
+    tree = ast.parse(source_of(step))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module.endswith(".steps"):
+            names = [f"{node.module}.{alias.name}" for alias in node.names]  # A step module.
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            assert top in sys.stdlib_module_names or name in allowed, f"{step} imports {name}"
+
+
+def test_steps_package_docstrings_list_every_step() -> None:
+    for package in ("stage1_callbacks.steps", "stage2_generators.steps", "stage3_asyncio.steps"):
+        listed = re.findall(r"``(\w+)``:", importlib.import_module(package).__doc__)
+        steps = [step.rsplit(".", 1)[1] for step in STEPS if step.startswith(package + ".")]
+        assert listed == steps, package
