@@ -13,21 +13,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shared.http import Response
+from shared.encoding import decode_body, find_encoding
+from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
-from shared.stats import (
-    FetchStatistic,
-    ResponseTooLarge,
-    failure,
-    parse_content_type,
-    redirect,
-)
-from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url
+from shared.stats import FetchStatistic, ResponseTooLarge, failure, redirect
+from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 LINK_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml"})
@@ -78,9 +72,8 @@ class CrawlerBase(CrawlOptions):
             except ValueError as error:
                 url, problem = root, error
             else:
-                parts = urllib.parse.urlsplit(url)
                 problem = None
-                if parts.scheme not in CRAWLABLE_SCHEMES or not parts.hostname:
+                if url.partition(":")[0] not in CRAWLABLE_SCHEMES or not url_host(url):
                     problem = ValueError(f"not an http or https URL: {root!r}")
             if url in self.seen_urls:
                 continue
@@ -113,7 +106,7 @@ class CrawlerBase(CrawlOptions):
         """Record a redirect and queue its target if it is new and allowed."""
         location = header_text(response.headers["location"])
         try:
-            next_url = normalize_url(urllib.parse.urljoin(url, location))
+            next_url = normalize_url(location, url)
         except ValueError:
             error = BadRedirect(f"invalid Location header {location!r}")
             self.record_statistic(failure(url, error)._replace(status=response.status))
@@ -135,13 +128,16 @@ class CrawlerBase(CrawlOptions):
     def parse_links(self, url: str, response: Response) -> tuple[FetchStatistic, set[str]]:
         """Return the statistic of a response and the allowed links it holds."""
         content_type = header_text(response.headers.get("content-type", ""))
-        media_type, encoding = parse_content_type(content_type)
+        media_type, params = parse_content_type(content_type)
+        is_page = media_type in LINK_MEDIA_TYPES
+        encoding = find_encoding(params.get("charset"), response.body, sniff=is_page)
         size, error, links = len(response.body), None, set()
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
-        elif response.status == 200 and media_type in LINK_MEDIA_TYPES:
+        elif response.status == 200 and is_page:
             text = decode_body(response.body, encoding)
-            links = {link for link in extract_links(text, url) if self.url_allowed(link)}
+            found = extract_links(text, url, encoding)
+            links = {link for link in found if self.policy.normal_url_allowed(link)}
             if links:
                 self.logger.debug("got %d distinct urls from %s", len(links), url)
         new = len(links.difference(self.seen_urls))
@@ -167,11 +163,3 @@ def header_text(value: str) -> str:
     byte, and is what a URL needs anyway.
     """
     return ESCAPED_BYTE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", value)
-
-
-def decode_body(body: bytes, encoding: str) -> str:
-    """Decode a body, replacing bad bytes; an unknown charset falls back to UTF-8."""
-    try:
-        return body.decode(encoding, errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")

@@ -33,9 +33,8 @@ TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # A header name (RFC 9110).
 FORBIDDEN_IN_VALUE = re.compile(rb"[\0\r\n]")
 STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n]*)?\Z")
 CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
-# Characters that may stand in a request target as they are; others are
-# percent-encoded (spaces, non-ASCII, quotes), and existing %XX stay.
-TARGET_SAFE = "/?=&;:@!$'()*+,-._~%"
+# Bytes a request target may not hold as they are: controls, space, non-ASCII.
+NOT_IN_TARGET = re.compile("[^\x21-\x7e]")
 
 
 class BadResponse(Exception):
@@ -69,10 +68,18 @@ def request_target(url: str) -> tuple[str, int, str]:
     port = parts.port
     if port is None:
         port = 443 if parts.scheme == "https" else 80
-    target = urllib.parse.quote(parts.path or "/", safe=TARGET_SAFE)
-    if parts.query:
-        target += "?" + urllib.parse.quote(parts.query, safe=TARGET_SAFE)
-    return parts.hostname, port, target
+    # A normalized URL is sent as it is (no %7e made '~', no '|' made '%7C'):
+    # the target is the URL the crawl stored.  Only what no request line may
+    # hold is percent-encoded, which a normalized URL never has.
+    target = parts.path or "/"
+    if parts.query or url.endswith("?"):
+        target += "?" + parts.query
+    return parts.hostname, port, NOT_IN_TARGET.sub(_percent_encode, target)
+
+
+def _percent_encode(match: re.Match[str]) -> str:
+    """Return the UTF-8 bytes of the matched character as %XX."""
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
 
 
 def build_request(url: str) -> bytes:
@@ -96,6 +103,65 @@ def build_request(url: str) -> bytes:
         "Connection: close",
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
+
+
+# --8<-- [start:parse_content_type]
+def parse_content_type(value: str | None) -> tuple[str | None, dict[str, str]]:
+    """Split a Content-Type value into its media type and its parameters.
+
+    The media type is lower-cased, None when the value is missing or empty.
+    Parameter names are lower-cased; of a parameter given twice the first
+    counts; a quoted value may hold ``;``, ``=`` and backslash escapes
+    (``charset="a\\"b"`` is ``a"b``).  Spaces around names and values are
+    ignored, a parameter without ``=`` or without a value is skipped.
+    Never raises.
+    """
+    if not value:
+        return None, {}
+    media_type, _, rest = value.partition(";")
+    params: dict[str, str] = {}
+    while rest:
+        name, equals, rest = _split_parameter_name(rest)
+        if not equals:
+            continue  # 'text/html; charset; x=y': no value to take.
+        if rest.lstrip(" \t").startswith('"'):
+            param_value, rest = _quoted_string(rest.lstrip(" \t"))
+            rest = rest.partition(";")[2]  # Whatever follows the closing quote is junk.
+        else:
+            param_value, _, rest = rest.partition(";")
+            param_value = param_value.strip(" \t")
+        if name and param_value and name not in params:
+            params[name] = param_value
+    return media_type.strip(" \t").lower() or None, params
+
+
+def _split_parameter_name(text: str) -> tuple[str, str, str]:
+    """Return a parameter's lower-case name, '=' (or '' if none), and the text after it."""
+    for index, char in enumerate(text):
+        if char in ";=":
+            name = text[:index].strip(" \t").lower()
+            if char == ";":
+                return name, "", text[index + 1 :]
+            return name, "=", text[index + 1 :]
+    return text.strip(" \t").lower(), "", ""
+
+
+def _quoted_string(text: str) -> tuple[str, str]:
+    """Read the quoted string ``text`` starts with; return its value and the rest."""
+    value, index = [], 1
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            return "".join(value), text[index + 1 :]
+        if char == "\\" and index + 1 < len(text):
+            index += 1  # A backslash takes the next character as it is.
+            char = text[index]
+        value.append(char)
+        index += 1
+    return "".join(value), ""  # No closing quote: the value runs to the end.
+
+
+# --8<-- [end:parse_content_type]
 
 
 class ResponseParser:

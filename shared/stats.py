@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-DEFAULT_ENCODING = "utf-8"
-
-
 class FetchStatistic(NamedTuple):
     """The outcome of fetching one URL."""
 
@@ -21,31 +18,13 @@ class FetchStatistic(NamedTuple):
     exception: BaseException | None  # Why it failed, or why the body was cut.
     size: int  # Body bytes read.
     content_type: str | None  # Media type without parameters.
-    encoding: str | None  # The charset parameter, or utf-8.
+    encoding: str | None  # The encoding the body is read with (see shared.encoding).
     num_urls: int  # Distinct allowed links on the page.
     num_new_urls: int  # Of those, the ones not seen before.
 
 
 class ResponseTooLarge(Exception):
     """The body was longer than ``max_size`` and was cut there."""
-
-
-def parse_content_type(value: str | None) -> tuple[str | None, str]:
-    """Split a Content-Type header into its media type and charset.
-
-    The media type is lower-cased and None when the header is missing or
-    empty; the charset defaults to utf-8.  Never raises.
-    """
-    if not value:
-        return None, DEFAULT_ENCODING
-    media_type, *params = value.split(";")
-    charset = DEFAULT_ENCODING
-    for param in params:
-        name, _, param_value = param.partition("=")
-        if name.strip().lower() == "charset" and param_value.strip(' "'):
-            charset = param_value.strip(' "')
-            break
-    return media_type.strip().lower() or None, charset
 
 
 def failure(url: str, exception: BaseException) -> FetchStatistic:

@@ -4,78 +4,78 @@ Every stage stores, queues, fetches and reports URLs in one normal form, so
 that two spellings of the same address (``HTTP://Host:80`` and
 ``http://host/``) are one entry in ``seen_urls``.  This module is the only
 place that decides what that form is and which hosts belong to a crawl.
+
+The normal form is the one a browser requests: the WHATWG URL Standard's
+parser and serializer, as implemented in C++ by ada (the ``ada_url``
+package), with the fragment removed.  Python's ``urllib.parse`` follows
+older RFCs and leaves many cases open (a backslash, a host in Unicode, a
+space in the path), where the browser's algorithm settles each one.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-import urllib.parse
 from collections.abc import Iterable
 
-DEFAULT_PORTS = {"http": 80, "https": 443}
+import ada_url
+
 CRAWLABLE_SCHEMES = ("http", "https")
 
 
-def normalize_url(url: str) -> str:
-    """Return ``url`` in the crawler's normal form.
+# --8<-- [start:normalize_url]
+def normalize_url(url: str, base: str | None = None) -> str:
+    """Return ``url``, resolved against ``base`` if given, in the crawler's normal form.
 
-    Lower-cases the scheme and host, drops the scheme's default port, turns
-    an empty path into ``/``, removes the fragment and keeps the query as it
-    is.  Raises ValueError for a URL that cannot be parsed (a bad port, an
-    unbalanced ``[`` in the host) or whose host parsers disagree on (a
-    backslash in the authority: browsers end the host there, urllib does not).
+    The form is the WHATWG URL serialization without its fragment: scheme
+    and host lower-cased (a Unicode host in its ASCII ``xn--`` form), the
+    scheme's default port dropped, an empty path made ``/``, dot segments
+    resolved, spaces and non-ASCII characters percent-encoded as UTF-8, and
+    existing ``%XX`` kept as written.  Raises ValueError for what a browser
+    could not parse either (a bad port, a broken host, a relative URL
+    without a base).
     """
-    parts = urllib.parse.urlsplit(url.strip())
-    if "\\" in parts.netloc:
-        raise ValueError(f"backslash in the authority of {url!r}")
-    scheme = parts.scheme.lower()
-    netloc = parts.netloc
-    if netloc:
-        netloc = _normalize_netloc(scheme, parts)
-    path = parts.path or ("/" if netloc else "")
-    if not netloc and path.startswith("//"):
-        path = "//" + path  # Keep the empty authority, or the path would become one.
-    return _quote_ends(urllib.parse.urlunsplit((scheme, netloc, path, parts.query, "")))
+    if base is None:
+        href = ada_url.URL(url).href
+    else:
+        href = ada_url.join_url(base, url)
+    # A serialized URL writes every '#' of its path and query as %23: the
+    # first one left starts the fragment.
+    return href.partition("#")[0]
 
 
-def _quote_ends(url: str) -> str:
-    """Percent-encode whitespace at either end of ``url``.
-
-    Spaces that ended a path before a dropped ``#`` or empty ``?`` end the
-    URL; stripped by the next normalization, they would make it another URL.
-    """
-    lead = len(url) - len(url.lstrip())
-    core = url[lead:].rstrip()
-    tail = url[lead + len(core) :]
-    if lead or tail:
-        url = urllib.parse.quote(url[:lead]) + core + urllib.parse.quote(tail)
-    return url
-
-
-def _normalize_netloc(scheme: str, parts: urllib.parse.SplitResult) -> str:
-    """Rebuild the authority with a lower-case host and no default port."""
-    port = parts.port  # Raises ValueError for a port that is not a number.
-    host = parts.hostname or ""
-    if ":" in host:  # An IPv6 literal keeps its brackets.
-        host = f"[{host}]"
-    userinfo, _, _ = parts.netloc.rpartition("@")
-    netloc = f"{userinfo}@{host}" if userinfo else host
-    if port is not None and port != DEFAULT_PORTS.get(scheme):
-        netloc = f"{netloc}:{port}"
-    return netloc
+# --8<-- [end:normalize_url]
 
 
 def url_host(url: str) -> str | None:
-    """Return the lower-case host of ``url``, or None when it has none."""
+    """Return the host of ``url`` as the crawler compares it, or None when it has none.
+
+    That is the normalized host, without the brackets of an IPv6 literal.
+    """
     try:
-        return urllib.parse.urlsplit(url.strip()).hostname or None
+        normal = normalize_url(url)
     except ValueError:
         return None
+    return _special_host(normal) or None
+
+
+def _special_host(normal_url: str) -> str:
+    """Return the host of a normalized ``scheme://host/...`` URL ('' if it has none)."""
+    scheme, separator, rest = normal_url.partition("://")
+    if not separator or "/" in scheme or ":" in scheme:
+        return ""  # Not an authority-based URL, such as mailto:a@b.
+    # In a serialized URL the authority ends at the first '/', and an '@'
+    # inside the user name or password is written %40.
+    authority = rest.partition("/")[0].rpartition("@")[2]
+    if authority.startswith("["):
+        return authority[1 : authority.find("]")]
+    return authority.partition(":")[0]
 
 
 def is_ip_literal(host: str) -> bool:
     """Tell whether ``host`` is an IPv4 or IPv6 address rather than a name."""
+    if ":" not in host and not host[-1:].isdigit():
+        return False  # The common case, told without raising an exception.
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -114,7 +114,7 @@ class UrlPolicy:
             self.root_hosts.add(host)
 
     def host_allowed(self, host: str) -> bool:
-        """Tell whether ``host`` is one of the roots' hosts."""
+        """Tell whether ``host`` (normalized, see ``url_host``) is one of the roots' hosts."""
         host = host.lower()
         if host in self.root_hosts:
             return True
@@ -131,11 +131,21 @@ class UrlPolicy:
         if self.exclude and self.exclude.search(url):
             return False
         try:
-            parts = urllib.parse.urlsplit(url)
-            host = parts.hostname
-            parts.port  # noqa: B018 - raises ValueError for a bad port
+            normal = normalize_url(url)
         except ValueError:
             return False
-        if parts.scheme.lower() not in CRAWLABLE_SCHEMES or not host:
+        return self.normal_url_allowed(normal)
+
+    def normal_url_allowed(self, normal_url: str) -> bool:
+        """Tell whether the crawl may fetch ``normal_url``, already in normal form.
+
+        The same answer as ``url_allowed`` without parsing the URL again: the
+        link parser calls it for every link it finds.
+        """
+        if self.exclude and self.exclude.search(normal_url):
             return False
-        return self.host_allowed(host)
+        scheme = normal_url.partition(":")[0]
+        if scheme not in CRAWLABLE_SCHEMES:
+            return False
+        host = _special_host(normal_url)
+        return bool(host) and self.host_allowed(host)

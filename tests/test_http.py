@@ -11,6 +11,7 @@ from shared.http import (
     Response,
     ResponseParser,
     build_request,
+    parse_content_type,
     request_target,
 )
 
@@ -69,13 +70,14 @@ def test_host_header(url: str, host: str) -> None:
         ("http://example.com/?q=x y&z=\xe9", "/?q=x%20y&z=%C3%A9"),
         ("http://example.com/?a=%20b", "/?a=%20b"),  # Existing escapes stay.
         ("http://example.com/p%2Fq", "/p%2Fq"),
-        ('http://example.com/"q"', "/%22q%22"),
+        # A normalized URL goes out exactly as stored: no %7e made '~', no re-quoting.
+        ("http://example.com/%7e/%7E/~/a|b^c?d\\e", "/%7e/%7E/~/a|b^c?d\\e"),
         ("http://example.com/a;b=c/@x:y!$'()*+,-._~", "/a;b=c/@x:y!$'()*+,-._~"),
         ("http://example.com/?b=2&a=1", "/?b=2&a=1"),
         ("http://example.com/search?q=1&lang=en", "/search?q=1&lang=en"),
     ],
 )
-def test_request_target_is_percent_encoded(url: str, target: str) -> None:
+def test_request_target_is_the_url_percent_encoded_only_where_it_must(url: str, target: str) -> None:
     assert request_lines(url)[0] == f"GET {target} HTTP/1.0"
 
 
@@ -390,3 +392,36 @@ def test_response_before_done_is_an_error() -> None:
     parser.feed_data(b"HTTP/1.0 200 OK\r\n")
     with pytest.raises(AssertionError):
         parser.response()
+
+
+# --- Content-Type ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [
+        (None, (None, {})),
+        ("", (None, {})),
+        ("   ", (None, {})),
+        ("text/html", ("text/html", {})),
+        ("TEXT/HTML", ("text/html", {})),
+        ("text/html; charset=ascii", ("text/html", {"charset": "ascii"})),
+        ("text/html;charset=ISO-8859-1; foo=bar", ("text/html", {"charset": "ISO-8859-1", "foo": "bar"})),
+        ('text/html; charset="utf-8"', ("text/html", {"charset": "utf-8"})),
+        ("text/html ; CHARSET = latin-1 ", ("text/html", {"charset": "latin-1"})),
+        ("text/html; charset=first; CharSet=second", ("text/html", {"charset": "first"})),
+        ("text/html; charset=", ("text/html", {})),
+        ('text/html; charset=""', ("text/html", {})),
+        ("text/html; charset; x=y", ("text/html", {"x": "y"})),
+        ("text/html; charsetx=big5", ("text/html", {"charsetx": "big5"})),
+        ("; charset=latin-1", (None, {"charset": "latin-1"})),
+        ("foo", ("foo", {})),
+        # Quoted values: ';', '=', 'charset=' and escaped quotes inside them are text.
+        ('text/html; title="a;charset=gbk"; charset=utf-8', ("text/html", {"title": "a;charset=gbk", "charset": "utf-8"})),
+        ('text/html; t="x\\"y;charset=a"; charset=b', ("text/html", {"t": 'x"y;charset=a', "charset": "b"})),
+        ('text/html; charset="gbk" junk; x=1', ("text/html", {"charset": "gbk", "x": "1"})),
+        ('text/html; charset="no end', ("text/html", {"charset": "no end"})),
+    ],
+)  # fmt: skip
+def test_parse_content_type(value: str | None, parsed: tuple[str | None, dict]) -> None:
+    assert parse_content_type(value) == parsed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import shared.links
-from shared.links import extract_links
+from shared.links import encode_query_in, extract_links
 
 PAGE = "http://example.com/dir/page.html"
 
@@ -167,7 +167,7 @@ def test_entities_in_hrefs_are_decoded() -> None:
     html = '<a href="/s?a=1&amp;b=2&#38;c=3&#x26;d=4">x</a><a href="/caf&eacute;/">y</a>'
     assert links(html) == {
         "http://example.com/s?a=1&b=2&c=3&d=4",
-        "http://example.com/caf\xe9/",
+        "http://example.com/caf%C3%A9/",  # Then percent-encoded, as a browser sends it.
     }
 
 
@@ -205,3 +205,47 @@ def test_results_are_absolute_normalized_urls() -> None:
         "http://other.org/",
         "http://[::1]/",
     }
+
+
+# --- Non-ASCII links: what a browser would request -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("href", "encoding", "url"),
+    [
+        ("/\u4e2d\u6587/\u9875", "utf-8", "http://example.com/%E4%B8%AD%E6%96%87/%E9%A1%B5"),
+        # The path is always UTF-8; the query is in the page's encoding.
+        ("/\u4e2d?q=\u4e2d", "gb18030", "http://example.com/%E4%B8%AD?q=%D6%D0"),
+        # Its second byte is '\\', which a query keeps as it is.
+        ("/\u30bd?q=\u30bd", "cp932", "http://example.com/%E3%82%BD?q=%83\\"),
+        ("/\u0436?q=\u0436", "cp1251", "http://example.com/%D0%B6?q=%E6"),
+        ("/?q=\u0436", "cp1252", "http://example.com/?q=%26%231078%3B"),  # Not in cp1252.
+        ("/?q=\u0436#\u0436", "utf-8", "http://example.com/?q=%D0%B6"),
+        ("http://b\xfccher.example/\xe4", "utf-8", "http://xn--bcher-kva.example/%C3%A4"),
+    ],
+)
+def test_non_ascii_links_become_what_a_browser_requests(
+    href: str, encoding: str, url: str
+) -> None:
+    assert extract_links(f'<a href="{href}">x</a>', PAGE, encoding) == {url}
+
+
+def test_the_query_of_a_base_href_is_encoded_too() -> None:
+    html = '<base href="/b/?\u0436"><a href="x">x</a><a href="">self</a>'
+    assert extract_links(html, PAGE, "cp1251") == {
+        "http://example.com/b/x",
+        "http://example.com/b/?%E6",
+    }
+
+
+@pytest.mark.parametrize(
+    ("href", "encoding", "encoded"),
+    [
+        ("/p?a=\u4e2d#\u4e2d", "gb18030", "/p?a=%D6%D0#\u4e2d"),  # Not the fragment.
+        ("/\u4e2d", "gb18030", "/\u4e2d"),  # No query: nothing to do.
+        ("/?\u4e2d", "no-such-codec", "/?\u4e2d"),
+        ("/?\u30bd", "cp932", "/?%83\\"),  # An ASCII trail byte stays a character.
+    ],
+)
+def test_encode_query_in(href: str, encoding: str, encoded: str) -> None:
+    assert encode_query_in(href, encoding) == encoded

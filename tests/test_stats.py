@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import shared
-from shared.stats import FetchStatistic, ResponseTooLarge, failure, parse_content_type, redirect
+from shared.stats import FetchStatistic, ResponseTooLarge, failure, redirect
 
 
 def test_fetch_statistic_fields_in_the_contract_order() -> None:
@@ -33,32 +31,6 @@ def test_shared_package_exports() -> None:
     assert shared.FetchStatistic is FetchStatistic
     assert shared.ResponseTooLarge is ResponseTooLarge
     assert issubclass(ResponseTooLarge, Exception)
-
-
-@pytest.mark.parametrize(
-    ("value", "parsed"),
-    [
-        (None, (None, "utf-8")),
-        ("", (None, "utf-8")),
-        ("   ", (None, "utf-8")),
-        ("text/html", ("text/html", "utf-8")),
-        ("TEXT/HTML", ("text/html", "utf-8")),
-        ("text/html; charset=ascii", ("text/html", "ascii")),
-        ("text/html;charset=ISO-8859-1; foo=bar", ("text/html", "ISO-8859-1")),
-        ('text/html; charset="utf-8"', ("text/html", "utf-8")),
-        ("text/html ; CHARSET = latin-1 ", ("text/html", "latin-1")),
-        ("text/html; foo=bar; charset=first; charset=second", ("text/html", "first")),
-        ("text/html; charset=", ("text/html", "utf-8")),
-        ('text/html; charset=""', ("text/html", "utf-8")),
-        ("text/html; charset", ("text/html", "utf-8")),
-        ("text/html; charsetx=big5", ("text/html", "utf-8")),
-        ("; charset=latin-1", (None, "latin-1")),
-        ("foo", ("foo", "utf-8")),
-        ("application/xhtml+xml; charset=utf-16", ("application/xhtml+xml", "utf-16")),
-    ],
-)
-def test_parse_content_type(value: str | None, parsed: tuple[str | None, str]) -> None:
-    assert parse_content_type(value) == parsed
 
 
 def test_failure() -> None:

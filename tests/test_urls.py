@@ -27,6 +27,17 @@ from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, u
         ("http://example.com/?Q=UPPER", "http://example.com/?Q=UPPER"),
         ("http://example.com:/", "http://example.com/"),  # An empty port is no port.
         ("  http://example.com/  ", "http://example.com/"),
+        # The browser's rules (WHATWG URL Standard), where urllib had none:
+        ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+        ("http://example.com/%7e/%7E/~", "http://example.com/%7e/%7E/~"),  # %XX kept.
+        ("http://example.com/a b?c d", "http://example.com/a%20b?c%20d"),
+        ("http://example.com/caf\xe9?caf\xe9", "http://example.com/caf%C3%A9?caf%C3%A9"),
+        ("http://caf\xe9.example/", "http://xn--caf-dma.example/"),  # IDN host to ASCII.
+        ("http://EXAMPLE.com\\path\\x", "http://example.com/path/x"),  # '\\' is '/'.
+        ("http://0x7f.1/", "http://127.0.0.1/"),  # An IPv4 address in any notation.
+        ("http:example.com/x", "http://example.com/x"),
+        ("http://example.com/a\tb\n", "http://example.com/ab"),  # Tabs, newlines dropped.
+        ("http://example.com/?", "http://example.com/?"),  # An empty query is kept.
     ],
 )
 def test_normalize_url(url: str, normal: str) -> None:
@@ -60,8 +71,6 @@ def test_normalize_url_keeps_userinfo_as_written(url: str, normal: str) -> None:
 @pytest.mark.parametrize(
     ("url", "normal"),
     [
-        ("not-a-host", "not-a-host"),
-        ("/relative/path", "/relative/path"),
         ("mailto:reader@example.com", "mailto:reader@example.com"),
         ("FTP://Example.com/pub", "ftp://example.com/pub"),
     ],
@@ -78,11 +87,32 @@ def test_normalize_url_is_idempotent_on_examples() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["http://example.com:bad/", "http://example.com:99999/", "http://[oops/", "http://h:-1/"],
+    [
+        "http://example.com:bad/",
+        "http://example.com:99999/",
+        "http://[oops/",
+        "http://h:-1/",
+        "not-a-host",  # Relative: nothing to resolve it against.
+        "/relative/path",
+        "http://a b/",
+    ],
 )
 def test_normalize_url_rejects_a_bad_port_or_host(url: str) -> None:
     with pytest.raises(ValueError):
         normalize_url(url)
+
+
+@pytest.mark.parametrize(
+    ("href", "url"),
+    [
+        ("../b/./c#x", "http://example.com/b/c"),
+        ("?q", "http://example.com/a/page?q"),
+        ("//Other.example:80", "http://other.example/"),
+        ("\\x", "http://example.com/x"),
+    ],
+)
+def test_normalize_url_resolves_against_a_base(href: str, url: str) -> None:
+    assert normalize_url(href, "http://example.com/a/page") == url
 
 
 # --- Helpers ---------------------------------------------------------------------
@@ -94,7 +124,10 @@ def test_normalize_url_rejects_a_bad_port_or_host(url: str) -> None:
         ("http://Example.COM:8080/x", "example.com"),
         ("http://[::1]/", "::1"),
         ("not-a-host", None),
-        ("http:///path", None),
+        ("http:///path", "path"),  # A browser reads it as http://path/.
+        ("http://", None),
+        ("mailto:a@example.com", None),
+        ("http://caf\xe9.fr/", "xn--caf-dma.fr"),
         ("http://[oops/", None),  # Unparseable: no host, and no exception.
     ],
 )
@@ -199,7 +232,7 @@ def test_ip_literal_roots_match_exactly(url: str, allowed: bool, strict: bool) -
 
 @pytest.mark.parametrize("strict", [True, False])
 def test_roots_without_a_host_add_no_root_host(strict: bool) -> None:
-    policy = UrlPolicy(["not-a-host", "http:///path", "http://[oops/", ""], strict=strict)
+    policy = UrlPolicy(["not-a-host", "http://", "http://[oops/", ""], strict=strict)
     assert policy.root_hosts == set()
     assert not policy.url_allowed("http://not-a-host/")
     assert not policy.url_allowed("http://example.com/")
