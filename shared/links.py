@@ -74,7 +74,7 @@ def extract_links(text: str, page_url: str, encoding: str = "utf-8") -> set[str]
     if base_href is not None:
         base = _join(page_url, base_href, encoding, encode_query) or page_url
     links = set()
-    for href in hrefs:
+    for href in set(hrefs):  # A link repeated on a page is resolved once.
         url = _join(base, href, encoding, encode_query)
         if url is not None:
             links.add(url)

@@ -466,7 +466,7 @@ def expected_results(
     archives = math.ceil(pages / ARCHIVE_SIZE)
     found = ["/", "/archive/", "/base/", "/repeat/", "/feed.xml", "/feed-only/"]
     found += ["/xhtml/", "/xhtml-only/", "/logo.png", "/notes.txt", "/style.css"]
-    found += ["/area-target/", "/latin1/", "/caf\xe9/", "/search?q=1&lang=en"]
+    found += ["/area-target/", "/latin1/", "/caf%C3%A9/", "/search?q=1&lang=en"]
     found += [f"/search?q={q}" for q in range(3)]
     found += [f"/pages/{n}/" for n in range(1, pages + 1)]
     found += [f"/archive/{k}/" for k in range(1, archives + 1)]

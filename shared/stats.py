@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+
 class FetchStatistic(NamedTuple):
     """The outcome of fetching one URL."""
 

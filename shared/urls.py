@@ -35,10 +35,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
     could not parse either (a bad port, a broken host, a relative URL
     without a base).
     """
-    if base is None:
-        href = ada_url.URL(url).href
-    else:
-        href = ada_url.join_url(base, url)
+    href = ada_url.URL(url).href if base is None else ada_url.join_url(base, url)
     # A serialized URL writes every '#' of its path and query as %23: the
     # first one left starts the fragment.
     return href.partition("#")[0]

@@ -422,10 +422,15 @@ class AcceptanceTests(HostileServerTests):
         ("header", "content_type", "encoding"),
         [
             ("text/html; charset=utf-8", "text/html", "utf-8"),
-            ("text/html; charset=ascii", "text/html", "ascii"),
             ("text/html", "text/html", "utf-8"),
-            ("text/html;charset=ISO-8859-1; foo=bar", "text/html", "ISO-8859-1"),
+            # The encoding actually used: labels mapped as browsers map them.
+            ("text/html; charset=ascii", "text/html", "cp1252"),
+            ("text/html;charset=ISO-8859-1; foo=bar", "text/html", "cp1252"),
             ('text/html; charset="utf-8"', "text/html", "utf-8"),
+            ("TEXT/HTML ; CHARSET = Shift_JIS ", "text/html", "cp932"),
+            ('text/html; title="a;charset=gbk"; charset=windows-1251', "text/html", "cp1251"),
+            ("text/html; charset=koi8-r; charset=gbk", "text/html", "koi8-r"),  # The first.
+            ("text/html; charset=no-such-codec", "text/html", "utf-8"),  # Ignored.
             ("foo", "foo", "utf-8"),
             ("image/png", "image/png", "utf-8"),
         ],
@@ -437,6 +442,29 @@ class AcceptanceTests(HostileServerTests):
         crawler = self.crawl([root])
         stat = crawler.done[0]
         assert (stat.content_type, stat.encoding, stat.size) == (content_type, encoding, 12)
+
+    @pytest.mark.parametrize(
+        ("header", "body", "encoding"),
+        [
+            # A <meta> declaration counts only when the header names no charset.
+            ("text/html", '<meta charset="gbk"><a href="/{}">x</a>', "gb18030"),
+            ("text/html; charset=gbk", '<meta charset="utf-8"><a href="/{}">x</a>', "gb18030"),
+            ("text/html", '<meta http-equiv="Content-Type" content="text/html; charset=GBK">'
+             '<a href="/{}">x</a>', "gb18030"),
+            # A byte order mark beats everything.
+            ("text/html; charset=gbk", '\ufeff<meta charset="gbk"><a href="/{}">x</a>', "utf-8"),
+        ],
+    )  # fmt: skip
+    def test_encoding_is_found_as_browsers_find_it(
+        self, pages: PageServer, header: str, body: str, encoding: str
+    ) -> None:
+        text = body.format("\u4e2d\u6587")  # Chinese: 'Chinese (language)'.
+        root = pages.add_page("/", body=text.encode(encoding), content_type=header)
+        pages.add_page("/\u4e2d\u6587", [])
+        target = pages.url + "%E4%B8%AD%E6%96%87"
+        crawler = self.crawl([root])
+        assert by_url(crawler)[root].encoding == encoding
+        assert by_url(crawler)[target].status == 200, "the link was read in the wrong encoding"
 
     def test_missing_content_type(self) -> None:
         response = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
@@ -481,8 +509,21 @@ class AcceptanceTests(HostileServerTests):
         root = pages.add_page("/", body=body, content_type="text/html; charset=latin-1")
         pages.add_page("/caf\xe9", [])
         crawler = self.crawl([root])
-        assert pages.url + "caf\xe9" in crawler.seen_urls
-        assert by_url(crawler)[pages.url + "caf\xe9"].status == 200
+        # Stored, requested and reported as a browser requests it: UTF-8, percent-encoded.
+        assert pages.url + "caf%C3%A9" in crawler.seen_urls
+        assert by_url(crawler)[pages.url + "caf%C3%A9"].status == 200
+
+    def test_non_ascii_links_are_requested_as_browsers_request_them(
+        self, pages: PageServer
+    ) -> None:
+        hrefs = ["/\u0441\u0442\u0440?q=\u043f\u0440\u0438", "/a b/c\u0436?d e"]
+        body = "".join(f'<a href="{href}">x</a>' for href in hrefs).encode("cp1251")
+        root = pages.add_page("/", body=body, content_type="text/html; charset=windows-1251")
+        paths = ["/%D1%81%D1%82%D1%80?q=%EF%F0%E8", "/a%20b/c%D0%B6?d%20e"]
+        crawler = self.crawl([root])
+        assert crawler.seen_urls == {root} | {pages.url.rstrip("/") + path for path in paths}
+        # The path in UTF-8, the query in the page's encoding, both exactly as stored.
+        assert sorted(pages.targets) == sorted(["/", *paths])
 
     def test_undecodable_bytes_are_replaced(self, pages: PageServer) -> None:
         body = b'<p>\xff\xfe bad bytes</p><a href="/after">after</a>'
@@ -493,7 +534,7 @@ class AcceptanceTests(HostileServerTests):
     def test_unknown_charset_does_not_break_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"], content_type="text/html; charset=no-such-codec")
         crawler = self.crawl([root])
-        assert crawler.done[0].encoding == "no-such-codec"
+        assert crawler.done[0].encoding == "utf-8"  # Ignored, as browsers ignore it.
         assert crawler.done[0].num_urls == 1
 
     def test_num_urls_counts_distinct_links(self, pages: PageServer) -> None:

@@ -90,7 +90,7 @@ OUTCOMES = [
         302,
         None,
         1,
-        next_url="/landing page/caf\xe9",
+        next_url="/landing%20page/caf%C3%A9",
         fetched="/landing%20page/caf%C3%A9",
     ),  # fmt: skip
     Outcome(

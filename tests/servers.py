@@ -28,7 +28,8 @@ DEADLINE = 10.0  # Seconds before a test gives up waiting; never reached when al
 class PageServer(ServerThread):
     """A local server whose pages can be added while it runs.
 
-    Every request is counted by path (``requests``), and the number of
+    Every request is counted by path (``requests``), its target kept as
+    sent, percent-encoding and query included (``targets``), and the number of
     requests being handled at once is tracked (``in_flight``,
     ``max_in_flight``).  Unknown paths answer 404.
     """
@@ -39,6 +40,7 @@ class PageServer(ServerThread):
         super().__init__(app)
         self.handlers: dict[str, Handler] = {}
         self.requests: Counter[str] = Counter()
+        self.targets: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -74,6 +76,7 @@ class PageServer(ServerThread):
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         self.requests[request.path] += 1
+        self.targets.append(request.raw_path)
         handler = self.handlers.get(request.path)
         if handler is None:
             raise web.HTTPNotFound()

@@ -31,7 +31,8 @@ GBK_META = '<meta charset="gbk"><a href="/\u4e2d">\u4e2d\u6587</a>'.encode("gbk"
         # A <meta> in the first bytes, either form; only when sniffing is allowed.
         (None, GBK_META, True, "gb18030"),
         (None, GBK_META, False, "utf-8"),
-        (None, b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">', True, "cp932"),
+        (None, b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">',
+         True, "cp932"),
         (None, b'<?xml version="1.0" encoding="windows-1251"?><html>', True, "cp1251"),
         (None, b'<meta charset="utf-16">', True, "utf-8"),  # Read as ASCII: cannot be 16-bit.
         (None, b"<p>" + b"x" * 5000 + b'<meta charset="gbk">', True, "utf-8"),  # Too late.

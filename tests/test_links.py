@@ -224,9 +224,7 @@ def test_results_are_absolute_normalized_urls() -> None:
         ("http://b\xfccher.example/\xe4", "utf-8", "http://xn--bcher-kva.example/%C3%A4"),
     ],
 )
-def test_non_ascii_links_become_what_a_browser_requests(
-    href: str, encoding: str, url: str
-) -> None:
+def test_non_ascii_links_become_what_a_browser_requests(href: str, encoding: str, url: str) -> None:
     assert extract_links(f'<a href="{href}">x</a>', PAGE, encoding) == {url}
 
 

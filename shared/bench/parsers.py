@@ -2,9 +2,11 @@
 
 ``shared.links.extract_links`` reads a page with selectolax's lexbor HTML5
 parser (C) when it is installed, else with the standard library's
-``html.parser``, then resolves and normalizes each href.  This module
-times both on the test site's own pages (content pages, archive pages, the
-home page): the reading alone, and the whole of ``extract_links``.
+``html.parser``, then resolves and normalizes each href with ada.  This
+module times both on the test site's own pages (content pages, archive
+pages, the home page): the reading alone, the whole of ``extract_links``,
+and the link path a crawler runs per page (``link_path``: parse, resolve,
+normalize, and keep the links the crawl's policy allows).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterator
 import shared.links
 from shared.bench.sitegraph import page_bodies
 from shared.links import extract_links
+from shared.urls import UrlPolicy
 
 ROOT = "http://127.0.0.1:8000/"
 
@@ -50,6 +53,19 @@ def per_page(function: Callable[[str, str], object], pages: list[tuple[str, str]
     return best / len(pages) * 1e6
 
 
+def link_path(pages: list[tuple[str, str]]) -> float:
+    """Return what finding a page's allowed links costs, in µs per page.
+
+    The same steps as ``CrawlerBase.parse_links`` once the body is text.
+    """
+    policy = UrlPolicy([ROOT])
+
+    def allowed_links(text: str, url: str) -> set[str]:
+        return {link for link in extract_links(text, url) if policy.normal_url_allowed(link)}
+
+    return per_page(allowed_links, pages)
+
+
 def measure() -> dict[str, object]:
     """Time both parsers on the site's pages; µs per page, best of five."""
     pages = sample_pages()
@@ -57,6 +73,7 @@ def measure() -> dict[str, object]:
         stdlib = {
             "read": per_page(lambda text, url: shared.links._read_with_tokenizer(text), pages),
             "extract": per_page(extract_links, pages),
+            "link_path": link_path(pages),
         }
         expected = [extract_links(text, url) for url, text in pages]
     result: dict[str, object] = {
@@ -68,6 +85,7 @@ def measure() -> dict[str, object]:
         result["selectolax"] = {
             "read": per_page(lambda text, url: shared.links._read_with_lexbor(text), pages),
             "extract": per_page(extract_links, pages),
+            "link_path": link_path(pages),
             "same_links": [extract_links(text, url) for url, text in pages] == expected,
         }
     return result

@@ -217,14 +217,19 @@ def memory_table(m: dict[str, Any]) -> str:
 
 
 def parser_table(p: dict[str, Any]) -> str:
-    rows = [["html.parser (standard library)", fmt(p["html.parser"]["read"] / 1000, 3),
-             fmt(p["html.parser"]["extract"] / 1000, 3), "–"]]  # fmt: skip
+    def cost(run: dict[str, Any], key: str) -> str:
+        return fmt(run[key], 1) if key in run else "–"  # link_path: absent in older results.
+
+    stdlib = p["html.parser"]
+    rows = [["html.parser (standard library)", cost(stdlib, "read"), cost(stdlib, "extract"),
+             cost(stdlib, "link_path"), "–"]]  # fmt: skip
     if "selectolax" in p:
         s = p["selectolax"]
-        rows.append(["selectolax (lexbor, C)", fmt(s["read"] / 1000, 3),
-                     fmt(s["extract"] / 1000, 3), "yes" if s["same_links"] else "no"])  # fmt: skip
-    return table(["parser", "reading the page (ms)", "whole extract_links (ms)",
-                  "same links"], rows)  # fmt: skip
+        rows.append(["selectolax (lexbor, C)", cost(s, "read"), cost(s, "extract"),
+                     cost(s, "link_path"), "yes" if s["same_links"] else "no"])  # fmt: skip
+    return table(["parser", "reading the page (µs)", "whole extract_links (µs)",
+                  "link path: parse, resolve, normalize, filter (µs)", "same links"],
+                 rows)  # fmt: skip
 
 
 # --- Charts -------------------------------------------------------------------------
