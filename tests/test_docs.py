@@ -26,8 +26,6 @@ import pytest
 
 import stage1_callbacks.loop
 import stage3_asyncio.crawler
-from shared.server import ServerThread
-from shared.site import make_app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -166,29 +164,6 @@ def test_examples_exist_where_promised() -> None:
 
 
 # --- The example programs ---------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def small_site() -> ServerThread:
-    """The local test site with its smallest size."""
-    with ServerThread(make_app(10)) as server:
-        yield server
-
-
-def test_blocking_fetch(small_site: ServerThread) -> None:
-    example = load_example("blocking_fetch")
-    response = example.fetch(small_site.url)
-    head, _, body = response.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.0 200 OK")
-    assert b'href="/pages/1/"' in body
-
-
-def test_blocking_fetch_all_uses_a_thread_per_url(small_site: ServerThread) -> None:
-    example = load_example("blocking_fetch")
-    urls = [f"{small_site.url}pages/{number}/" for number in range(1, 6)]
-    responses = example.fetch_all(urls)
-    assert sorted(responses) == sorted(urls)
-    assert all(response.startswith(b"HTTP/1.0 200") for response in responses.values())
 
 
 @pytest.mark.parametrize(

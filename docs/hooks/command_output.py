@@ -15,6 +15,21 @@ The command runs from the repository root with this Python: ``python`` is
 80 columns wide, so argparse wraps help text the same way everywhere.  A
 command that fails, or a marker that names nothing, fails the build.
 
+Options in brackets run a command against the local test site, which the
+hook starts for the build: ``<!-- output [site]: python -m
+stage1_callbacks.steps.crawl -->`` runs the step with the site's URL added
+at the end, and shows the command as written, the way a reader types it
+with ``python -m shared.site`` serving on port 8000.  So the output says
+``http://127.0.0.1:8000/`` where the hook's site has a port of its own.
+``latency=100`` serves the site with ``--latency-ms 100``; ``lines=8``
+shows the first 8 lines of a long output, then how many were left out,
+then the last line.
+
+A code fence with ``hl_lines="diff STEP"`` whose body includes a whole
+file (``--8<-- "FILE"``) gets the numbers of the lines of FILE that are not
+in STEP (the previous step), the module docstring left aside: the reader
+sees at a glance what a step adds.
+
 The site is built once per language (mkdocs-static-i18n builds the Chinese
 pages with the same configuration object after the English ones), and a
 page and its translation hold the same markers.  Each command runs once
@@ -25,6 +40,7 @@ differ from run to run) and the commands do not run twice.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -34,23 +50,38 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from shared.server import ServerThread
+from shared.site import make_app
+
 ROOT = Path(__file__).resolve().parents[2]
-MARKER = re.compile(r"^(?P<indent>[ \t]*)<!-- output: (?P<command>.+?) -->[ \t]*$", re.MULTILINE)
+MARKER = re.compile(
+    r"^(?P<indent>[ \t]*)<!-- output(?: \[(?P<options>[^\]]*)\])?: (?P<command>.+?) -->[ \t]*$",
+    re.MULTILINE,
+)
+# A fence whose highlighted lines are those a whole-file include adds over a file.
+DIFF_FENCE = re.compile(
+    r'^(?P<head>[ \t]*`{3,}.*?)hl_lines="diff (?P<old>[^"]+)"(?P<tail>.*\n[ \t]*)'
+    r'--8<-- "(?P<new>[^":]+)"',
+    re.MULTILINE,
+)
 OPTIONAL = re.compile(r"^<!-- include-if-present: (?P<path>\S+) -->[ \t]*$", re.MULTILINE)
 # A Markdown link or image target that is a relative path: not a URL, not
 # absolute, not an anchor on the same page.
 RELATIVE_TARGET = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|/|#)(?P<target>[^)\s]+)")
 PROGRAMS = {"python": [sys.executable], "crawl": [sys.executable, "-m", "shared.cli"]}
-# The key under which a build's configuration keeps the outputs of its commands.
+# The keys under which a build's configuration keeps the outputs of its
+# commands and the test sites it started.
 OUTPUTS = "command_outputs"
+SITES = "command_sites"
+READER_URL = "http://127.0.0.1:8000/"  # Where the reader's python -m shared.site serves.
 
 
-def run(command: str) -> str:
+def run(command: str, extra_args: tuple[str, ...] = ()) -> str:
     """Run ``command`` from the repository root and return what it printed.
 
     Raises PluginError when it cannot run or exits with an error.
     """
-    words = shlex.split(command)
+    words = shlex.split(command) + list(extra_args)
     if not words or words[0] not in PROGRAMS:
         raise PluginError(f"<!-- output: {command} -->: only {sorted(PROGRAMS)} can run")
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
@@ -91,6 +122,69 @@ def include_if_present(path: str, page_src: str) -> str:
     return RELATIVE_TARGET.sub(rebase, file.read_text(encoding="utf-8"))
 
 
+def parse_options(text: str | None) -> dict[str, str]:
+    """Return the options of a marker: ``site, lines=8`` is {"site": "", "lines": "8"}."""
+    options = {}
+    for option in filter(None, (part.strip() for part in (text or "").split(","))):
+        name, _, value = option.partition("=")
+        if name not in ("site", "latency", "lines"):
+            raise PluginError(f"unknown option {option!r} in an output marker")
+        options[name] = value
+    return options
+
+
+def site_url(config: dict, latency_ms: int) -> str:
+    """Return the URL of this build's test site with ``latency_ms``, starting it once."""
+    sites: dict[int, ServerThread] = config.setdefault(SITES, {})
+    if latency_ms not in sites:
+        server = ServerThread(make_app(latency=latency_ms / 1000))
+        server.__enter__()
+        sites[latency_ms] = server
+    return sites[latency_ms].url
+
+
+def run_marker(command: str, options: dict[str, str], config: dict) -> str:
+    """Run a marker's command, on the test site if it asks for one."""
+    if "site" not in options:
+        return run(command)
+    url = site_url(config, int(options.get("latency") or 0))
+    return run(command, (url,)).replace(url, READER_URL)
+
+
+def shorten(output: str, lines: str | None) -> str:
+    """Keep the first ``lines`` lines of ``output`` and its last line."""
+    kept = output.rstrip("\n").splitlines()
+    if not lines or len(kept) <= int(lines) + 2:
+        return "\n".join(kept)
+    left_out = len(kept) - int(lines) - 1
+    return "\n".join([*kept[: int(lines)], f"... ({left_out} lines left out)", kept[-1]])
+
+
+def changed_lines(old: str, new: str) -> str:
+    """Return the hl_lines value for the lines of ``new`` that ``old`` does not have."""
+    new_lines = (ROOT / new).read_text(encoding="utf-8").splitlines()
+    old_lines = (ROOT / old).read_text(encoding="utf-8").splitlines()
+    docstring_end = next(
+        (n for n, line in enumerate(new_lines) if n > 0 and line.endswith('"""')), -1
+    )
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    changed = [
+        number + 1
+        for tag, _, _, start, end in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for number in range(start, end)
+        if number > docstring_end and new_lines[number].strip()
+    ]
+    return " ".join(map(str, changed))
+
+
+def on_post_build(config: dict, **kwargs: object) -> None:
+    """Stop the test sites this build started."""
+    for server in config.get(SITES, {}).values():
+        server.__exit__(None, None, None)
+    config[SITES] = {}
+
+
 def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object) -> str:
     """Replace each marker with a command's output or an optional file."""
     src = page.file.src_uri  # type: ignore[attr-defined]
@@ -99,9 +193,17 @@ def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object
 
     def block(match: re.Match[str]) -> str:
         indent, command = match["indent"], match["command"]
-        if command not in outputs:
-            outputs[command] = run(command)
-        lines = ["```console", f"$ {command}", *outputs[command].rstrip("\n").splitlines(), "```"]
+        options = parse_options(match["options"])
+        key = f"{command} {sorted(options.items())}"
+        if key not in outputs:
+            outputs[key] = run_marker(command, options, config)
+        text = shorten(outputs[key], options.get("lines"))
+        lines = ["```console", f"$ {command}", *text.splitlines(), "```"]
         return "\n".join(indent + line if line else line for line in lines)
 
+    def highlight(match: re.Match[str]) -> str:
+        lines = changed_lines(match["old"], match["new"])
+        return f'{match["head"]}hl_lines="{lines}"{match["tail"]}--8<-- "{match["new"]}"'
+
+    markdown = DIFF_FENCE.sub(highlight, markdown)
     return MARKER.sub(block, markdown)

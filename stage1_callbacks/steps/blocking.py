@@ -41,6 +41,7 @@ def status_line(response: bytes) -> str:
     return response.split(b"\r\n")[0].decode()
 
 
+# --8<-- [start:fetch]
 def fetch(url: str) -> bytes:
     """Return the whole response to a GET of ``url``, waiting at every step."""
     sock = socket.socket()
@@ -53,6 +54,9 @@ def fetch(url: str) -> bytes:
         chunk = sock.recv(4096)  # Waits again; b"" means the server closed.
     sock.close()
     return response
+
+
+# --8<-- [end:fetch]
 
 
 if __name__ == "__main__":
