@@ -20,7 +20,16 @@ from shared.encoding import decode_body, find_encoding
 from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
-from shared.stats import FetchStatistic, ResponseTooLarge, failure, redirect
+from shared.polite import Politeness
+from shared.stats import (
+    CrawlLimitReached,
+    FetchStatistic,
+    ResponseTooLarge,
+    Skipped,
+    failure,
+    redirect,
+    skipped,
+)
 from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
@@ -48,11 +57,20 @@ class CrawlerBase(CrawlOptions):
         super().__init__(**options)
         self.roots = [roots] if isinstance(roots, str) else list(roots)
         self.policy = UrlPolicy(self.roots, exclude=self.exclude, strict=self.strict)
+        # What the crawl knows about each host: robots.txt rules, last request.
+        self.polite = Politeness(
+            obey_robots=self.obey_robots, delay=self.delay, user_agent=self.user_agent
+        )
+        self.pages_fetched = 0  # URLs admitted for fetching, for max_pages.
+        self.depths: dict[str, int] = {}  # Links from a root, when max_depth is set.
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
         # Called with the URL and body of each complete HTML page (crawl --save).
         self.on_page: Callable[[str, bytes], None] | None = None
+        # Called with the URL and the loop's clock as each request starts
+        # (robots.txt included): the tests measure the delay with it.
+        self.on_request: Callable[[str, float], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
 
@@ -88,6 +106,46 @@ class CrawlerBase(CrawlOptions):
         """Record the outcome of one URL."""
         self.done.append(fetch_statistic)
 
+    # --8<-- [start:admit]
+    def limit_reached(self, url: str) -> CrawlLimitReached | None:
+        """Return why ``url`` is past max_depth or max_pages, or None."""
+        if self.max_depth is not None and self.depths.get(url, 0) > self.max_depth:
+            return CrawlLimitReached(f"deeper than max_depth={self.max_depth}")
+        if self.max_pages is not None and self.pages_fetched >= self.max_pages:
+            return CrawlLimitReached(f"max_pages={self.max_pages} reached")
+        return None
+
+    def robots_needed(self, url: str) -> bool:
+        """Tell whether ``url``'s robots.txt must be fetched before deciding on it."""
+        return self.polite.host(url).rules is None and self.limit_reached(url) is None
+
+    def admit(self, url: str) -> Skipped | None:
+        """Count ``url`` as a page to fetch now, or return why it is skipped.
+
+        The host's robots.txt rules must be known (see ``robots_needed``).
+        """
+        reason = self.limit_reached(url) or self.polite.refusal(url)
+        if reason is None:
+            self.pages_fetched += 1
+        return reason
+
+    def record_skip(self, url: str, reason: Skipped) -> None:
+        """Record a URL that is not fetched: not a failure, and not lost."""
+        self.logger.info("skipping %s: %s", url, reason)
+        self.record_statistic(skipped(url, reason))
+
+    # --8<-- [end:admit]
+
+    def note_depth(self, url: str, parent: str, hops: int) -> None:
+        """Remember that ``url`` is ``hops`` links past ``parent`` (if max_depth is set)."""
+        if self.max_depth is not None:
+            self.depths[url] = self.depths.get(parent, 0) + hops
+
+    def request_started(self, url: str, now: float) -> None:
+        """Tell ``on_request`` that a request to ``url`` starts at loop time ``now``."""
+        if self.on_request is not None:
+            self.on_request(url, now)
+
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a response, then follow its redirect or queue its new links."""
@@ -100,6 +158,7 @@ class CrawlerBase(CrawlOptions):
             self.on_page(url, response.body)  # Before recording: a crash records it once.
         self.record_statistic(stat)
         for link in links.difference(self.seen_urls):
+            self.note_depth(link, url, 1)
             self.add_url(link)
 
     def follow_redirect(self, url: str, max_redirect: int, response: Response) -> None:
@@ -118,6 +177,7 @@ class CrawlerBase(CrawlOptions):
             self.logger.info("not following redirect to %s from %s", next_url, url)
         elif max_redirect > 0:
             self.logger.info("redirect to %s from %s", next_url, url)
+            self.note_depth(next_url, url, 0)  # A redirect is no link deeper.
             self.add_url(next_url, max_redirect - 1)
         else:
             self.logger.error("redirect limit reached for %s from %s", next_url, url)

@@ -23,6 +23,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from shared.http import USER_AGENT
+
 Check = Callable[[str, Any], None]  # Raises ValueError naming the option.
 SAME = object()  # The command line's default is the Python default.
 
@@ -51,6 +53,35 @@ def seconds(*, zero_allowed: bool) -> Check:
         raise ValueError(f"{name} must be {bound} seconds, not {value!r}")
 
     return check
+
+
+def optional(check: Check) -> Check:
+    """Return a check that lets None through (no limit) and ``check``s the rest."""
+
+    def check_optional(name: str, value: Any) -> None:
+        if value is not None:
+            check(name, value)
+
+    return check_optional
+
+
+def finite(check: Check) -> Check:
+    """Return ``check``, also refusing infinity (a wait that would never end)."""
+
+    def check_finite(name: str, value: Any) -> None:
+        check(name, value)
+        if math.isinf(value):
+            raise ValueError(f"{name} must be a finite number of seconds, not {value!r}")
+
+    return check_finite
+
+
+def header_text(name: str, value: Any) -> None:
+    """Check that ``value`` is text that can stand in an HTTP header."""
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        raise ValueError(f"{name} must be printable text, not {value!r}")
+    if not value.isascii():
+        raise ValueError(f"{name} must be ASCII text, not {value!r}")
 
 
 def flag(name: str, value: Any) -> None:
@@ -129,6 +160,50 @@ class CrawlOptions:
     max_size: int = option(
         10 * 2**20, whole_number(0), "cut bodies longer than this", metavar="BYTES"
     )
+
+    # --8<-- [start:polite]
+    # Politeness (shared/polite.py).  The command line is polite by default;
+    # Python callers (the tests, the benchmark) ask for it.
+    obey_robots: bool = option(
+        False,
+        flag,
+        "fetch each host's robots.txt first and skip the URLs it disallows",
+        cli_default=True,
+        off="--ignore-robots=do not fetch or obey robots.txt",
+    )
+    delay: float = option(
+        0.0,
+        finite(seconds(zero_allowed=True)),
+        "seconds between two requests to one host; a longer robots.txt Crawl-delay wins",
+        metavar="SECS",
+    )
+    max_per_host: int | None = option(
+        None,
+        optional(whole_number(1)),
+        "limit requests in flight to one host",
+        metavar="N",
+        cli_default=8,
+        why="Scrapy's default per domain; Crawler() sets no limit but max_tasks",
+    )
+    max_pages: int | None = option(
+        None,
+        optional(whole_number(1)),
+        "fetch at most N URLs; the rest are recorded as not fetched",
+        metavar="N",
+    )
+    max_depth: int | None = option(
+        None,
+        optional(whole_number(0)),
+        "fetch only URLs at most N links from a root; deeper ones are not fetched",
+        metavar="N",
+    )
+    user_agent: str = option(
+        USER_AGENT,
+        header_text,
+        "the User-Agent sent, and the name robots.txt rules are read for",
+        metavar="TEXT",
+    )
+    # --8<-- [end:polite]
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(CrawlOptions):

@@ -13,7 +13,7 @@ import json
 import time
 from typing import IO, Any, Protocol
 
-from shared.stats import FetchStatistic
+from shared.stats import FetchStatistic, Skipped
 
 
 class CrawlRecord(Protocol):
@@ -48,6 +48,10 @@ def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
 
 def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
     """Return the report line of one URL and add it to the counters."""
+    if isinstance(stat.exception, Skipped):  # Not fetched on purpose: no failure.
+        counts["skipped"] += 1
+        counts["skipped_" + type(stat.exception).__name__] += 1
+        return f"{stat.url} skipped {stat.exception}"
     if stat.exception is not None:
         counts["fail"] += 1
         counts["fail_" + type(stat.exception).__name__] += 1
@@ -71,10 +75,15 @@ def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
 
 
 def stat_to_json(stat: FetchStatistic) -> dict[str, Any]:
-    """Return one statistic as a JSON-ready dict; the exception becomes text."""
+    """Return one statistic as a JSON-ready dict; the exception becomes text.
+
+    ``skipped`` is true for a URL the crawl chose not to fetch (robots.txt, a
+    limit): its exception says why, and it is not a failure.
+    """
     record = stat._asdict()
     error = stat.exception
     record["exception"] = None if error is None else f"{type(error).__name__}: {error}"
+    record["skipped"] = isinstance(error, Skipped)
     return record
 
 

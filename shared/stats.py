@@ -28,9 +28,26 @@ class ResponseTooLarge(Exception):
     """The body was longer than ``max_size`` and was cut there."""
 
 
+class Skipped(Exception):
+    """A URL the crawl decided not to fetch: recorded, but not a failure."""
+
+
+class RobotsDisallowed(Skipped):
+    """The site's robots.txt does not let the crawler fetch the URL."""
+
+
+class CrawlLimitReached(Skipped):
+    """The URL is past ``max_pages`` or ``max_depth``: not fetched."""
+
+
 def failure(url: str, exception: BaseException) -> FetchStatistic:
     """Return the statistic of a URL that could not be fetched at all."""
     return FetchStatistic(url, None, None, exception, 0, None, None, 0, 0)
+
+
+def skipped(url: str, reason: Skipped) -> FetchStatistic:
+    """Return the statistic of a URL the crawl did not fetch, and why."""
+    return FetchStatistic(url, None, None, reason, 0, None, None, 0, 0)
 
 
 def redirect(url: str, next_url: str, status: int) -> FetchStatistic:

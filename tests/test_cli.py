@@ -96,6 +96,12 @@ def test_parser_defaults() -> None:
         "max_tasks": 100,
         "timeout": 10.0,
         "max_size": 10 * 2**20,
+        "obey_robots": True,
+        "delay": 0.0,
+        "max_per_host": 8,
+        "max_pages": None,
+        "max_depth": None,
+        "user_agent": "crawler-tutorial/1.0",
     }
 
 
@@ -103,6 +109,8 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
     args = cli.build_parser().parse_args(
         ["--max_tasks", "3", "--max-redirect", "2", "--max_tries=5", "--max_size", "99"]
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
+        + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
+        + ["--max-depth", "0", "--user-agent", "test-bot/2.0"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -112,6 +120,12 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "max_tasks": 3,
         "timeout": 1.5,
         "max_size": 99,
+        "obey_robots": False,
+        "delay": 0.5,
+        "max_per_host": 2,
+        "max_pages": 7,
+        "max_depth": 0,
+        "user_agent": "test-bot/2.0",
     }
     assert (args.stage, args.roots) == ("generators", ["a.com"])
 

@@ -12,7 +12,14 @@ import types
 import pytest
 
 from shared.report import report, stat_to_json, url_report, write_jsonl
-from shared.stats import FetchStatistic, ResponseTooLarge
+from shared.stats import (
+    CrawlLimitReached,
+    FetchStatistic,
+    ResponseTooLarge,
+    RobotsDisallowed,
+    failure,
+    skipped,
+)
 
 ROOT = "http://h/"
 
@@ -182,7 +189,7 @@ def test_write_jsonl_one_object_per_url_in_completion_order() -> None:
     records = [json.loads(line) for line in lines]
     assert [record["url"] for record in records] == [stat.url for stat in DONE]
     for record in records:
-        assert list(record) == list(FetchStatistic._fields)
+        assert list(record) == [*FetchStatistic._fields, "skipped"]
 
 
 def test_write_jsonl_values() -> None:
@@ -199,6 +206,7 @@ def test_write_jsonl_values() -> None:
         "encoding": "utf-8",
         "num_urls": 10,
         "num_new_urls": 7,
+        "skipped": False,
     }
     assert (records[1]["next_url"], records[1]["status"]) == ("http://h/z", 301)
     assert records[2]["exception"] == "ConnectionRefusedError: refused"
@@ -226,3 +234,30 @@ def test_stat_to_json_does_not_change_the_statistic() -> None:
     stat = FetchStatistic("x", None, None, error, 0, None, None, 0, 0)
     assert stat_to_json(stat)["exception"] == "ValueError: bad root"
     assert stat.exception is error
+
+
+# --- Skipped URLs ------------------------------------------------------------------
+
+
+def test_a_skipped_url_is_reported_apart_from_failures() -> None:
+    stats = [
+        skipped("http://h/private/", RobotsDisallowed("disallowed by robots.txt")),
+        skipped("http://h/far/", CrawlLimitReached("max_pages=1 reached")),
+        failure("http://h/down", ConnectionRefusedError("refused")),
+    ]
+    file = io.StringIO()
+    report(fake_crawler(stats), file)  # type: ignore[arg-type]
+    text = file.getvalue()
+    assert "http://h/private/ skipped disallowed by robots.txt\n" in text
+    assert "http://h/far/ skipped max_pages=1 reached\n" in text
+    counters = {key: n for n, key in re.findall(r"^ +(\d+) (\S+)$", text, re.M)}
+    assert counters["skipped"] == "2" and counters["fail"] == "1"
+    assert counters["skipped_RobotsDisallowed"] == counters["skipped_CrawlLimitReached"] == "1"
+
+
+def test_a_skipped_url_is_marked_in_json_lines() -> None:
+    stat = skipped("http://h/private/", RobotsDisallowed("disallowed by robots.txt"))
+    record = stat_to_json(stat)
+    assert record["skipped"] is True and record["status"] is None
+    assert record["exception"] == "RobotsDisallowed: disallowed by robots.txt"
+    assert stat_to_json(failure("http://h/", OSError("x")))["skipped"] is False

@@ -1,0 +1,206 @@
+"""Politeness: what a crawl owes the sites it visits, decided once for all stages.
+
+A crawler pointed at someone else's server should read the site's
+``robots.txt`` and obey it, leave a delay between two requests to one host
+and keep only a few requests in flight there.  Everything that is a decision
+lives here, free of any I/O, so the three stages decide alike: the rules of
+one robots.txt (``RobotsRules``), how the answers to a robots.txt request
+become rules (``RobotsFetch``), and when a host may get its next request
+(``Politeness.reserve``).  How a stage *waits* for that moment is the lesson
+of the stage and stays there: a timer and a waiting list per host in stage 1,
+a sleep and a semaphore per host in stages 2 and 3.
+
+The robots.txt rules follow RFC 9309 and what Google documents: a 2xx answer
+is parsed (by Protego, the parser Scrapy uses), only its first 500 KiB; a 4xx
+answer means no rules, so everything is allowed; a 5xx answer (or 429, "too
+many requests") or no answer at all means the site is not ready for
+crawlers, so nothing is allowed for the rest of the crawl; up to five
+redirects are followed.  Left out compared with a production crawler:
+fetching robots.txt again after a day, ``Request-rate`` and ``Visit-time``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import urllib.parse
+
+from protego import Protego
+
+from shared.http import USER_AGENT, Response
+from shared.stats import RobotsDisallowed
+from shared.urls import CRAWLABLE_SCHEMES, normalize_url
+
+LOGGER = logging.getLogger("shared")
+MAX_ROBOTS_SIZE = 500 * 1024  # Google reads this much of a robots.txt and ignores the rest.
+MAX_ROBOTS_REDIRECTS = 5  # RFC 9309: follow at least five; past that, there are no rules.
+# A Crawl-delay longer than this is taken as this: a robots.txt that asks for
+# a day between requests would otherwise hold the crawl for a day.
+MAX_CRAWL_DELAY = 60.0
+REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
+
+
+def origin_of(url: str) -> str:
+    """Return the ``scheme://host[:port]`` a normalized URL belongs to."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+# --8<-- [start:rules]
+class RobotsRules:
+    """What one site's robots.txt allows a user agent; ``refusal`` is why not."""
+
+    def __init__(self, parser: Protego | None, user_agent: str, everything: bool) -> None:
+        self.parser = parser  # None: no rules were read; ``everything`` decides.
+        self.user_agent = user_agent
+        self.everything = everything
+        self.refusal = "disallowed by robots.txt"
+
+    @classmethod
+    def allow_all(cls, user_agent: str = USER_AGENT) -> RobotsRules:
+        """Return rules that allow every URL (no robots.txt, or robots are ignored)."""
+        return cls(None, user_agent, everything=True)
+
+    @classmethod
+    def disallow_all(cls, refusal: str, user_agent: str = USER_AGENT) -> RobotsRules:
+        """Return rules that allow no URL, saying ``refusal`` for each."""
+        rules = cls(None, user_agent, everything=False)
+        rules.refusal = refusal
+        return rules
+
+    @classmethod
+    def parse(cls, body: bytes, user_agent: str = USER_AGENT) -> RobotsRules:
+        """Return the rules of a robots.txt body: its first 500 KiB, lines whole."""
+        if len(body) > MAX_ROBOTS_SIZE:
+            body = body[:MAX_ROBOTS_SIZE]
+            body = body[: body.rfind(b"\n") + 1]  # A rule cut in two is no rule.
+        text = body.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        return cls(Protego.parse(text), user_agent, everything=True)
+
+    def allowed(self, url: str) -> bool:
+        """Tell whether the rules let the user agent fetch ``url``."""
+        if self.parser is None:
+            return self.everything
+        return self.parser.can_fetch(url, self.user_agent)
+
+    def crawl_delay(self) -> float:
+        """Return the Crawl-delay asked of the user agent (0 if none), at most 60 s."""
+        delay = self.parser.crawl_delay(self.user_agent) if self.parser else None
+        if delay is None or not math.isfinite(delay) or delay <= 0:
+            return 0.0
+        return min(delay, MAX_CRAWL_DELAY)
+
+
+# --8<-- [end:rules]
+
+
+# --8<-- [start:robots_fetch]
+class RobotsFetch:
+    """Turn the answers to one host's robots.txt request into its rules.
+
+    A stage fetches ``url`` (retrying network failures as for any URL) and
+    hands the outcome to ``received`` or ``failed``.  While ``rules`` is
+    None, a redirect was followed: fetch the new ``url`` and hand that over.
+    """
+
+    def __init__(self, origin: str, user_agent: str = USER_AGENT) -> None:
+        self.url = origin + "/robots.txt"
+        self.user_agent = user_agent
+        self.redirects = 0
+        self.rules: RobotsRules | None = None
+
+    def received(self, response: Response) -> None:
+        """Take one answer: a redirect to follow, or what settles the rules."""
+        status, agent = response.status, self.user_agent
+        if status in REDIRECT_STATUSES and "location" in response.headers:
+            self.follow(response.headers["location"])
+        elif 200 <= status < 300:
+            self.rules = RobotsRules.parse(response.body, agent)
+        elif status == 429 or status >= 500:  # The site is not ready for crawlers.
+            self.rules = RobotsRules.disallow_all(f"robots.txt answered {status}", agent)
+        else:  # 4xx, or nothing a robots.txt can be read from: no rules.
+            self.rules = RobotsRules.allow_all(agent)
+
+    def failed(self, error: BaseException) -> None:
+        """Take a robots.txt that could not be fetched: nothing is allowed."""
+        refusal = f"robots.txt unreachable ({type(error).__name__}: {error})"
+        self.rules = RobotsRules.disallow_all(refusal, self.user_agent)
+
+    def follow(self, location: str) -> None:
+        """Go on to a redirect's target; past five redirects, or nowhere, no rules."""
+        try:
+            target = normalize_url(urllib.parse.urljoin(self.url, location))
+        except ValueError:
+            target = ""
+        scheme = urllib.parse.urlsplit(target).scheme
+        if self.redirects >= MAX_ROBOTS_REDIRECTS or scheme not in CRAWLABLE_SCHEMES:
+            self.rules = RobotsRules.allow_all(self.user_agent)
+        else:
+            self.redirects += 1
+            self.url = target
+
+
+# --8<-- [end:robots_fetch]
+
+
+@dataclasses.dataclass
+class Host:
+    """What the crawl knows about one origin: its rules and its last request."""
+
+    origin: str
+    rules: RobotsRules | None = None  # None until its robots.txt is known.
+    last_start: float = -math.inf  # Loop time of the latest request booked.
+    requests: int = 0  # Requests booked, robots.txt included.
+
+
+# --8<-- [start:politeness]
+class Politeness:
+    """What one crawl knows about each host, and the politeness options it needs.
+
+    The options are checked by ``shared.options``; ``max_per_host`` is kept
+    by each stage with its own waiting primitive.
+    """
+
+    def __init__(
+        self, *, obey_robots: bool = False, delay: float = 0.0, user_agent: str = USER_AGENT
+    ) -> None:
+        self.obey_robots = obey_robots
+        self.delay = delay
+        self.user_agent = user_agent
+        self.hosts: dict[str, Host] = {}
+
+    def host(self, url: str) -> Host:
+        """Return the record of ``url``'s host, made on first use."""
+        origin = origin_of(url)
+        host = self.hosts.get(origin)
+        if host is None:
+            rules = None if self.obey_robots else RobotsRules.allow_all(self.user_agent)
+            host = self.hosts[origin] = Host(origin, rules)
+        return host
+
+    def refusal(self, url: str) -> RobotsDisallowed | None:
+        """Return why robots.txt forbids ``url``, or None; its rules must be known."""
+        rules = self.host(url).rules
+        assert rules is not None, "fetch the host's robots.txt first"
+        return None if rules.allowed(url) else RobotsDisallowed(rules.refusal)
+
+    def delay_of(self, host: Host) -> float:
+        """Return the seconds between two requests to ``host``: --delay or Crawl-delay."""
+        crawl_delay = host.rules.crawl_delay() if host.rules else 0.0
+        return max(self.delay, crawl_delay)
+
+    def reserve(self, url: str, now: float) -> float:
+        """Book the next request to ``url``'s host; return the loop time it may start.
+
+        ``now`` is the loop's clock.  Each booking starts at least one delay
+        after the one before, so requests booked together are spread out.
+        """
+        host = self.host(url)
+        start = max(now, host.last_start + self.delay_of(host))
+        host.last_start = start
+        host.requests += 1
+        return start
+
+
+# --8<-- [end:politeness]
