@@ -141,10 +141,15 @@ class CrawlerBase(CrawlOptions):
         if self.max_depth is not None:
             self.depths[url] = self.depths.get(parent, 0) + hops
 
-    def request_started(self, url: str, now: float) -> None:
-        """Tell ``on_request`` that a request to ``url`` starts at loop time ``now``."""
-        if self.on_request is not None:
+    def turn(self, url: str, now: float) -> float:
+        """Return how long a request to ``url`` must still wait; at 0 it starts ``now``.
+
+        ``now`` is the loop's clock.  A stage waits that long and asks again.
+        """
+        wait = self.polite.wait_before(url, now)
+        if wait <= 0 and self.on_request is not None:
             self.on_request(url, now)
+        return wait
 
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:

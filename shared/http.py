@@ -82,7 +82,7 @@ def _percent_encode(match: re.Match[str]) -> str:
     return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
 
 
-def build_request(url: str) -> bytes:
+def build_request(url: str, user_agent: str = USER_AGENT) -> bytes:
     """Return the bytes of an HTTP/1.0 GET request for ``url``.
 
     Raises ValueError for a URL without a host or with a bad port.
@@ -97,7 +97,7 @@ def build_request(url: str) -> bytes:
     lines = [
         f"GET {target} HTTP/1.0",
         f"Host: {host_header}",
-        f"User-Agent: {USER_AGENT}",
+        f"User-Agent: {user_agent}",
         "Accept: */*",
         "Accept-Encoding: identity",
         "Connection: close",

@@ -169,6 +169,7 @@ class CrawlOptions:
         flag,
         "fetch each host's robots.txt first and skip the URLs it disallows",
         cli_default=True,
+        why="Crawler() leaves it to the caller, as Scrapy's settings do",
         off="--ignore-robots=do not fetch or obey robots.txt",
     )
     delay: float = option(
@@ -231,7 +232,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if kind is bool:
             parser.add_argument(
                 *spellings, action="store_true", dest=field.name, default=default,
-                help=f"{cli['help']} ({'default' if default else 'off by default'})",
+                help=f"{cli['help']} ({'default' if default else 'off by default'}"
+                + (f"; {cli['why']})" if cli["why"] else ")"),
             )  # fmt: skip
             if cli["off"]:
                 off_flag, _, off_help = cli["off"].partition("=")

@@ -6,7 +6,7 @@ and keep only a few requests in flight there.  Everything that is a decision
 lives here, free of any I/O, so the three stages decide alike: the rules of
 one robots.txt (``RobotsRules``), how the answers to a robots.txt request
 become rules (``RobotsFetch``), and when a host may get its next request
-(``Politeness.reserve``).  How a stage *waits* for that moment is the lesson
+(``Politeness.wait_before``).  How a stage *waits* for that moment is the lesson
 of the stage and stays there: a timer and a waiting list per host in stage 1,
 a sleep and a semaphore per host in stages 2 and 3.
 
@@ -150,8 +150,8 @@ class Host:
 
     origin: str
     rules: RobotsRules | None = None  # None until its robots.txt is known.
-    last_start: float = -math.inf  # Loop time of the latest request booked.
-    requests: int = 0  # Requests booked, robots.txt included.
+    last_start: float = -math.inf  # Loop time the latest request started.
+    requests: int = 0  # Requests started, robots.txt included.
 
 
 # --8<-- [start:politeness]
@@ -190,17 +190,20 @@ class Politeness:
         crawl_delay = host.rules.crawl_delay() if host.rules else 0.0
         return max(self.delay, crawl_delay)
 
-    def reserve(self, url: str, now: float) -> float:
-        """Book the next request to ``url``'s host; return the loop time it may start.
+    def wait_before(self, url: str, now: float) -> float:
+        """Return how long a request to ``url`` must still wait, or 0 to start it.
 
-        ``now`` is the loop's clock.  Each booking starts at least one delay
-        after the one before, so requests booked together are spread out.
+        ``now`` is the loop's clock.  At 0 the request is counted as started
+        at ``now``; a stage that had to wait asks again once it has, since
+        another request to the host may have started meanwhile.
         """
         host = self.host(url)
-        start = max(now, host.last_start + self.delay_of(host))
-        host.last_start = start
+        wait = host.last_start + self.delay_of(host) - now
+        if wait > 0:
+            return wait
+        host.last_start = now
         host.requests += 1
-        return start
+        return 0.0
 
 
 # --8<-- [end:politeness]

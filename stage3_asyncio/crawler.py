@@ -21,10 +21,12 @@ from typing import Any
 import aiohttp
 
 from shared.crawling import CrawlerBase
-from shared.http import USER_AGENT, Response
+from shared.http import Response
+from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.stats import failure
 
 LOGGER = logging.getLogger("stage3_asyncio")
+NETWORK_ERRORS = (aiohttp.ClientError, TimeoutError)  # Worth another try.
 
 
 # --8<-- [start:crawler]
@@ -37,6 +39,8 @@ class Crawler(CrawlerBase):
         super().__init__(roots, **options)
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         self.session: aiohttp.ClientSession | None = None
+        self.host_slots: dict[str, asyncio.Semaphore] = {}  # max_per_host, per host.
+        self.robots_fetches: dict[str, asyncio.Task[RobotsRules]] = {}  # One per host.
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
@@ -53,7 +57,7 @@ class Crawler(CrawlerBase):
         """Run the crawl until every queued URL is done."""
         connector = aiohttp.TCPConnector(limit=self.max_tasks)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
         async with aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=headers
         ) as self.session:
@@ -90,26 +94,87 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:fetch]
     async def fetch(self, url: str, max_redirect: int) -> None:
-        """Fetch one URL, retrying network failures, and record the outcome."""
+        """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
+        if self.robots_needed(url):
+            await self.robots_of(url)
+        reason = self.admit(url)
+        if reason is not None:
+            self.record_skip(url, reason)
+            return
+        try:
+            response = await self.fetch_response(url, self.max_size)
+        except NETWORK_ERRORS as error:
+            self.record_statistic(failure(url, error))
+            return
+        self.handle_response(url, max_redirect, response)
+
+    async def fetch_response(self, url: str, max_size: int) -> Response:
+        """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        Raises the last failure (aiohttp.ClientError or TimeoutError).
+        """
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
-                response = await self.request(url)
-            except (aiohttp.ClientError, TimeoutError) as error:
+                response = await self.polite_request(url, max_size)
+            except NETWORK_ERRORS as error:
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
-            self.handle_response(url, max_redirect, response)
-            return
+            return response
         LOGGER.error("%s failed after %d tries", url, self.max_tries)
-        self.record_statistic(failure(url, exception or TimeoutError()))
+        raise exception or TimeoutError()
 
     # --8<-- [end:fetch]
 
+    # --8<-- [start:polite]
+    async def polite_request(self, url: str, max_size: int) -> Response:
+        """GET ``url`` once, when its host has a free slot and its delay has passed."""
+        loop = asyncio.get_running_loop()
+        async with self.host_slot(url):  # At most max_per_host requests at one host.
+            while (wait := self.turn(url, loop.time())) > 0:
+                await asyncio.sleep(wait)  # Then ask again: another may have gone first.
+            return await self.request(url, max_size)
+
+    def host_slot(self, url: str) -> asyncio.Semaphore:
+        """Return the semaphore of ``url``'s host, made on first use."""
+        origin = origin_of(url)
+        if origin not in self.host_slots:
+            # Without max_per_host, max_tasks is the only limit: a semaphore
+            # that large never makes a worker wait.
+            self.host_slots[origin] = asyncio.Semaphore(self.max_per_host or self.max_tasks)
+        return self.host_slots[origin]
+
+    # --8<-- [end:polite]
+
+    # --8<-- [start:robots]
+    async def robots_of(self, url: str) -> None:
+        """Learn the robots.txt rules of ``url``'s host, fetching them only once.
+
+        The first worker to need them starts a task that fetches them; every
+        worker that needs them meanwhile waits for that same task.
+        """
+        host = self.polite.host(url)
+        if host.origin not in self.robots_fetches:
+            self.robots_fetches[host.origin] = asyncio.create_task(self.fetch_robots(host))
+        host.rules = await self.robots_fetches[host.origin]
+
+    async def fetch_robots(self, host: Host) -> RobotsRules:
+        """Fetch a host's robots.txt (following redirects) and return its rules."""
+        robots = RobotsFetch(host.origin, self.user_agent)
+        while robots.rules is None:
+            try:
+                robots.received(await self.fetch_response(robots.url, MAX_ROBOTS_SIZE))
+            except NETWORK_ERRORS as error:
+                robots.failed(error)
+        return robots.rules
+
+    # --8<-- [end:robots]
+
     # --8<-- [start:request]
-    async def request(self, url: str) -> Response:
+    async def request(self, url: str, max_size: int) -> Response:
         """GET ``url`` once, without following redirects.
 
         Reads at most ``max_size + 1`` bytes of the body: enough to tell that
@@ -119,14 +184,14 @@ class Crawler(CrawlerBase):
         self.in_flight += 1
         try:
             async with self.session.get(url, allow_redirects=False) as response:
-                body = await response.content.read(self.max_size + 1)
-                while len(body) <= self.max_size and not response.content.at_eof():
-                    body += await response.content.read(self.max_size + 1 - len(body))
-                truncated = len(body) > self.max_size
+                body = await response.content.read(max_size + 1)
+                while len(body) <= max_size and not response.content.at_eof():
+                    body += await response.content.read(max_size + 1 - len(body))
+                truncated = len(body) > max_size
                 headers = {
                     name.lower(): value for name, value in reversed(response.headers.items())
                 }
-                return Response(response.status, headers, body[: self.max_size], truncated)
+                return Response(response.status, headers, body[:max_size], truncated)
         finally:
             self.in_flight -= 1
 

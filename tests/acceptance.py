@@ -33,6 +33,7 @@ from shared import FetchStatistic, report
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
 from tests.hostile_acceptance import HostileServerTests
+from tests.polite_acceptance import PoliteTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
@@ -92,7 +93,7 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
     return web.Response(body=b"")
 
 
-class AcceptanceTests(HostileServerTests):
+class AcceptanceTests(HostileServerTests, PoliteTests):
     """The contract's tests; a subclass sets ``stage`` to a stage package."""
 
     stage: types.ModuleType

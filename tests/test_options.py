@@ -27,6 +27,12 @@ def test_defaults_are_the_contract_s() -> None:
         "max_tasks": 10,
         "timeout": 10.0,
         "max_size": 10 * 2**20,
+        "obey_robots": False,
+        "delay": 0.0,
+        "max_per_host": None,
+        "max_pages": None,
+        "max_depth": None,
+        "user_agent": "crawler-tutorial/1.0",
     }
 
 

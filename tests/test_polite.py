@@ -205,20 +205,21 @@ def test_refusal_says_why() -> None:
     assert polite.refusal("http://h/q") is None
 
 
-def test_reserve_spaces_requests_to_one_host_by_the_delay() -> None:
+def test_requests_to_one_host_wait_for_the_delay() -> None:
     polite = Politeness(delay=0.5)
-    starts = [polite.reserve("http://h/a", now=10.0) for _ in range(3)]
-    assert starts == [10.0, 10.5, 11.0]
-    assert polite.reserve("http://other/", now=10.0) == 10.0  # Hosts do not wait for each other.
-    assert polite.reserve("http://h/b", now=20.0) == 20.0  # Long past: at once.
-    assert polite.host("http://h/").requests == 4
+    assert polite.wait_before("http://h/a", now=10.0) == 0.0  # Started at 10.0.
+    assert polite.wait_before("http://h/b", now=10.2) == pytest.approx(0.3)
+    assert polite.wait_before("http://other/", now=10.2) == 0.0  # Hosts do not wait.
+    assert polite.wait_before("http://h/b", now=10.5) == 0.0  # Started at 10.5.
+    assert polite.wait_before("http://h/c", now=10.5) == 0.5  # Counted from 10.5.
+    assert polite.host("http://h/").requests == 2
 
 
-def test_crawl_delay_counts_when_larger_than_the_delay() -> None:
+def test_crawl_delay_counts_when_longer_than_the_delay() -> None:
     polite = Politeness(obey_robots=True, delay=0.5)
-    assert polite.reserve("http://h/robots.txt", now=0.0) == 0.0
+    assert polite.wait_before("http://h/robots.txt", now=0.0) == 0.0
     polite.host("http://h/").rules = RobotsRules.parse(b"User-agent: *\nCrawl-delay: 3\n")
-    assert polite.reserve("http://h/a", now=0.1) == 3.0  # Three seconds after robots.txt.
+    assert polite.wait_before("http://h/a", now=1.0) == 2.0  # Three seconds after robots.txt.
     slower = Politeness(obey_robots=True, delay=5)
     slower.host("http://h/").rules = RobotsRules.parse(b"User-agent: *\nCrawl-delay: 3\n")
     assert slower.delay_of(slower.host("http://h/")) == 5.0
@@ -226,7 +227,7 @@ def test_crawl_delay_counts_when_larger_than_the_delay() -> None:
 
 def test_without_a_delay_every_request_may_start_at_once() -> None:
     polite = Politeness()
-    assert [polite.reserve("http://h/", now=1.0) for _ in range(3)] == [1.0, 1.0, 1.0]
+    assert [polite.wait_before("http://h/", now=1.0) for _ in range(3)] == [0.0, 0.0, 0.0]
 
 
 def test_default_user_agent_names_the_project() -> None:

@@ -1,0 +1,325 @@
+"""Politeness: the part of the acceptance suite about robots.txt, delays and limits.
+
+``PoliteTests`` is a mixin of ``tests.acceptance.AcceptanceTests``, so every
+stage runs it.  What it checks, the same in every stage:
+
+- With ``obey_robots=True``, a host's ``/robots.txt`` is requested once,
+  before any page of that host, and is not recorded as a page.  A URL it
+  disallows is recorded as skipped (status None, a ``RobotsDisallowed``
+  exception), never requested; a 4xx robots.txt allows everything; a 5xx or
+  unreachable one disallows everything for the crawl.
+- Requests to one host start at least ``delay`` seconds apart (or the
+  robots.txt Crawl-delay, when longer), measured on the stage's own loop
+  clock through ``Crawler.on_request``; at most ``max_per_host`` are in
+  flight at one host.
+- ``max_pages`` and ``max_depth`` end the crawl cleanly: the URLs past them
+  are recorded as not fetched (``CrawlLimitReached``), none is lost.
+- The User-Agent names the project, or is the one given, and robots.txt
+  rules are read for it.
+
+In every crawl, each URL in ``seen_urls`` is in ``done`` exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from shared.stats import CrawlLimitReached, RobotsDisallowed
+from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.servers import PageServer
+
+ROBOTS = """User-agent: *
+Disallow: /private/
+Allow: /private/open/
+Disallow: /*?print=
+"""
+
+
+def add_robots(pages: PageServer, text: str, status: int = 200, path: str = "/robots.txt") -> None:
+    """Serve ``text`` as the server's robots.txt (or at ``path``)."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=status, text=text, content_type="text/plain")
+
+    pages.add_handler(path, handler)
+
+
+def fetched(crawler: Any) -> set[str]:
+    """Return the URLs the crawl fetched (recorded with a status)."""
+    return {stat.url for stat in crawler.done if stat.status is not None}
+
+
+def skipped(crawler: Any, kind: type[Exception]) -> dict[str, str]:
+    """Return the URLs recorded as skipped for ``kind``, with the reason given."""
+    return {s.url: str(s.exception) for s in crawler.done if isinstance(s.exception, kind)}
+
+
+def check_each_url_once(crawler: Any) -> None:
+    """Check the contract's rule: every URL seen is recorded, and only once."""
+    urls = [stat.url for stat in crawler.done]
+    assert len(urls) == len(set(urls)) == len(crawler.seen_urls)
+    assert set(urls) == crawler.seen_urls
+
+
+def gaps(times: list[float]) -> list[float]:
+    """Return the time between each request and the next."""
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
+class PoliteTests:
+    """robots.txt, delays, per-host limits, page and depth limits; mixed into AcceptanceTests."""
+
+    stage: types.ModuleType
+    crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
+
+    def crawl_timed(self, roots: list[str], **options: Any) -> tuple[Any, list[tuple[str, float]]]:
+        """Crawl, and return the crawler and each request's URL and loop time."""
+        crawler = self.stage.Crawler(roots, **options)
+        requests: list[tuple[str, float]] = []
+        crawler.on_request = lambda url, now: requests.append((url, now))
+        acceptance.run_with_deadline(lambda: self.stage.run(crawler))
+        return crawler, requests
+
+    @pytest.fixture
+    def two_servers(self) -> Iterator[tuple[PageServer, PageServer]]:
+        """Two page servers: two hosts to the crawler (same address, other port)."""
+        with PageServer() as one, PageServer() as two:
+            yield one, two
+
+    # --- robots.txt ---------------------------------------------------------------
+
+    def test_robots_txt_disallowed_urls_are_skipped(self, pages: PageServer) -> None:
+        add_robots(pages, ROBOTS)
+        links = ["/a", "/private/b", "/private/open/c", "/d?print=1", "/d?page=2"]
+        root = pages.add_page("/", links)
+        for path in ["/a", "/private/b", "/private/open/c", "/d"]:
+            pages.add_page(path, [])
+        crawler = self.crawl([root], obey_robots=True)
+        base = pages.url.rstrip("/")
+        assert fetched(crawler) == {root, base + "/a", base + "/private/open/c", base + "/d?page=2"}
+        assert skipped(crawler, RobotsDisallowed) == {
+            base + "/private/b": "disallowed by robots.txt",
+            base + "/d?print=1": "disallowed by robots.txt",
+        }
+        assert pages.requests["/private/b"] == 0
+        assert pages.requests["/robots.txt"] == 1
+        assert base + "/robots.txt" not in crawler.seen_urls
+        check_each_url_once(crawler)
+
+    def test_robots_txt_comes_before_the_first_page(self, pages: PageServer) -> None:
+        asked_before: list[int] = []
+
+        async def robots(request: web.Request) -> web.StreamResponse:
+            asked_before.append(sum(pages.requests.values()) - 1)  # Not counting this one.
+            await asyncio.sleep(0.05)  # Long enough for other workers to ask too.
+            return web.Response(text="User-agent: *\nDisallow: /7\n")
+
+        pages.add_handler("/robots.txt", robots)
+        roots = [pages.add_page(f"/{n}", []) for n in range(10)]
+        crawler = self.crawl(roots, obey_robots=True, max_tasks=10)
+        assert asked_before == [0]
+        assert pages.requests["/robots.txt"] == 1
+        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "7"}
+        assert len(fetched(crawler)) == 9
+        check_each_url_once(crawler)
+
+    def test_robots_txt_is_ignored_unless_asked_for(self, pages: PageServer) -> None:
+        add_robots(pages, "User-agent: *\nDisallow: /\n")
+        root = pages.add_page("/", ["/private/"])
+        pages.add_page("/private/", [])
+        crawler = self.crawl([root])
+        assert fetched(crawler) == {root, pages.url + "private/"}
+        assert pages.requests["/robots.txt"] == 0
+
+    def test_missing_robots_txt_allows_everything(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/private/"])  # No /robots.txt: a 404.
+        pages.add_page("/private/", [])
+        crawler = self.crawl([root], obey_robots=True)
+        assert fetched(crawler) == {root, pages.url + "private/"}
+        assert pages.requests["/robots.txt"] == 1
+
+    @pytest.mark.parametrize("status", [500, 503])
+    def test_robots_txt_server_error_disallows_everything(
+        self, pages: PageServer, status: int
+    ) -> None:
+        add_robots(pages, "User-agent: *\nAllow: /\n", status=status)
+        root = pages.add_page("/", ["/a"])
+        crawler = self.crawl([root], obey_robots=True)
+        assert skipped(crawler, RobotsDisallowed) == {root: f"robots.txt answered {status}"}
+        assert (pages.requests["/robots.txt"], pages.requests["/"]) == (1, 0)
+        check_each_url_once(crawler)
+
+    def test_unreachable_robots_txt_disallows_everything(self, pages: PageServer) -> None:
+        pages.add_handler("/robots.txt", acceptance.drop_connection)
+        roots = [pages.add_page("/", []), pages.add_page("/a", [])]
+        crawler = self.crawl(roots, obey_robots=True, max_tries=2)
+        reasons = skipped(crawler, RobotsDisallowed)
+        assert set(reasons) == set(roots)
+        assert all(reason.startswith("robots.txt unreachable (") for reason in reasons.values())
+        assert pages.requests["/robots.txt"] == 2  # Tried max_tries times, as any URL.
+        assert (pages.requests["/"], pages.requests["/a"]) == (0, 0)
+
+    def test_robots_txt_redirect_is_followed(self, pages: PageServer) -> None:
+        pages.add_redirect("/robots.txt", "/moved/robots.txt", status=301)
+        add_robots(pages, "User-agent: *\nDisallow: /secret/\n", path="/moved/robots.txt")
+        root = pages.add_page("/", ["/secret/"])
+        crawler = self.crawl([root], obey_robots=True)
+        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "secret/"}
+        assert (pages.requests["/robots.txt"], pages.requests["/moved/robots.txt"]) == (1, 1)
+        assert pages.url + "moved/robots.txt" not in crawler.seen_urls
+
+    def test_each_host_has_its_own_robots_txt(
+        self, two_servers: tuple[PageServer, PageServer]
+    ) -> None:
+        one, two = two_servers
+        add_robots(one, "User-agent: *\nDisallow: /x\n")
+        roots = [one.add_page("/", ["/x"]), two.add_page("/", ["/x"])]
+        two.add_page("/x", [])
+        crawler = self.crawl(roots, obey_robots=True)
+        assert set(skipped(crawler, RobotsDisallowed)) == {one.url + "x"}
+        assert fetched(crawler) == {*roots, two.url + "x"}
+        assert one.requests["/robots.txt"] == two.requests["/robots.txt"] == 1
+
+    def test_robots_txt_rules_are_read_for_the_user_agent(self, pages: PageServer) -> None:
+        add_robots(pages, "User-agent: special-bot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+        root = pages.add_page("/", [])
+        assert fetched(self.crawl([root], obey_robots=True)) == {root}
+        special = self.crawl([root], obey_robots=True, user_agent="Special-Bot/3.0 (+test)")
+        assert set(skipped(special, RobotsDisallowed)) == {root}
+
+    # --- The User-Agent ---------------------------------------------------------------
+
+    def test_user_agent_names_the_project_or_is_the_one_given(self, pages: PageServer) -> None:
+        agents: list[str] = []
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            agents.append(request.headers.get("User-Agent", ""))
+            return web.Response(text="User-agent: *\nAllow: /\n")
+
+        pages.add_handler("/robots.txt", handler)
+        root = pages.add_page("/", [])
+        self.crawl([root], obey_robots=True)
+        self.crawl([root], obey_robots=True, user_agent="my-bot/0.1")
+        assert agents[0].startswith("crawler-tutorial/")
+        assert agents[1] == "my-bot/0.1"
+
+    # --- Delays -------------------------------------------------------------------------
+
+    def test_requests_to_one_host_are_at_least_the_delay_apart(self, pages: PageServer) -> None:
+        roots = [pages.add_page(f"/{n}", []) for n in range(5)]
+        crawler, requests = self.crawl_timed(roots, delay=0.1, max_tasks=5, obey_robots=True)
+        assert [url for url, _ in requests][0] == pages.url + "robots.txt"
+        assert len(requests) == 6  # robots.txt, then the five pages.
+        spacing = gaps([now for _, now in requests])
+        print(f"{self.stage.__name__}: request spacing with delay=0.1: {min(spacing):.4f} s min")
+        assert min(spacing) >= 0.1
+        assert len(fetched(crawler)) == 5
+
+    def test_retries_wait_for_the_delay_too(self, pages: PageServer) -> None:
+        tries = 0
+
+        async def flaky(request: web.Request) -> web.StreamResponse:
+            nonlocal tries
+            tries += 1
+            if tries < 3:
+                return await acceptance.drop_connection(request)
+            return web.Response(text="ok")
+
+        root = pages.add_handler("/", flaky)
+        crawler, requests = self.crawl_timed([root], delay=0.1)
+        assert [url for url, _ in requests] == [root] * 3
+        assert min(gaps([now for _, now in requests])) >= 0.1
+        assert crawler.done[0].status == 200
+
+    def test_crawl_delay_counts_when_longer_than_the_delay(self, pages: PageServer) -> None:
+        add_robots(pages, "User-agent: *\nCrawl-delay: 0.2\n")
+        roots = [pages.add_page(f"/{n}", []) for n in range(3)]
+        _, requests = self.crawl_timed(roots, delay=0.05, obey_robots=True)
+        assert len(requests) == 4
+        assert min(gaps([now for _, now in requests])) >= 0.2
+
+    def test_hosts_do_not_wait_for_each_other(
+        self, two_servers: tuple[PageServer, PageServer]
+    ) -> None:
+        one, two = two_servers
+        roots = [one.add_page(f"/{n}", []) for n in range(2)]
+        roots += [two.add_page(f"/{n}", []) for n in range(2)]
+        _, requests = self.crawl_timed(roots, delay=0.1)
+        for server in two_servers:
+            times = [now for url, now in requests if url.startswith(server.url)]
+            assert len(times) == 2 and gaps(times)[0] >= 0.1
+
+    # --- Per-host concurrency --------------------------------------------------------------
+
+    @pytest.mark.parametrize("max_per_host", [1, 2])
+    def test_max_per_host_is_reached_and_never_exceeded(
+        self, pages: PageServer, max_per_host: int
+    ) -> None:
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(0.05)
+            return web.Response(text="")
+
+        roots = [pages.add_handler(f"/{n}", slow) for n in range(6)]
+        crawler = self.crawl(roots, max_tasks=6, max_per_host=max_per_host)
+        assert pages.max_in_flight == max_per_host
+        assert len(fetched(crawler)) == 6
+
+    # --- Limits ---------------------------------------------------------------------------
+
+    def test_max_pages_ends_the_crawl_with_the_rest_not_fetched(self, pages: PageServer) -> None:
+        for n in range(20):
+            pages.add_page(f"/{n}", [f"/{(n + 1) % 20}", f"/{(n + 2) % 20}"])
+        crawler = self.crawl([pages.url + "0"], max_pages=5, max_tasks=3)
+        assert len(fetched(crawler)) == 5
+        assert sum(pages.requests.values()) == 5
+        not_fetched = skipped(crawler, CrawlLimitReached)
+        assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}
+        check_each_url_once(crawler)
+
+    def test_max_pages_does_not_count_skipped_urls(self, pages: PageServer) -> None:
+        add_robots(pages, "User-agent: *\nDisallow: /no\n")
+        root = pages.add_page("/", ["/no1", "/no2", "/next"])
+        pages.add_page("/next", ["/last"])  # Queued after /no1 and /no2 were decided.
+        pages.add_page("/last", [])
+        crawler = self.crawl([root], max_pages=3, obey_robots=True, max_tasks=1)
+        assert fetched(crawler) == {root, pages.url + "next", pages.url + "last"}
+        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "no1", pages.url + "no2"}
+
+    def test_max_depth_counts_links_from_a_root(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/1"])
+        pages.add_redirect("/1", "/1b")  # A redirect is no link deeper.
+        pages.add_page("/1b", ["/2"])
+        pages.add_page("/2", ["/3"])
+        crawler = self.crawl([root], max_depth=1)
+        base = pages.url.rstrip("/")
+        assert fetched(crawler) == {root, base + "/1", base + "/1b"}
+        assert skipped(crawler, CrawlLimitReached) == {base + "/2": "deeper than max_depth=1"}
+        assert pages.requests["/2"] == 0 and base + "/3" not in crawler.seen_urls
+        check_each_url_once(crawler)
+
+    def test_max_depth_zero_fetches_the_roots_only(self, pages: PageServer) -> None:
+        roots = [pages.add_page("/", ["/a"]), pages.add_page("/b", ["/a"])]
+        crawler = self.crawl(roots, max_depth=0)
+        assert fetched(crawler) == set(roots)
+        assert set(skipped(crawler, CrawlLimitReached)) == {pages.url + "a"}
+
+    def test_bad_politeness_options_raise_value_error(self) -> None:
+        for options in [
+            {"delay": -1},
+            {"delay": float("inf")},
+            {"max_per_host": 0},
+            {"max_pages": 0},
+            {"max_depth": -1},
+            {"user_agent": ""},
+            {"user_agent": "bot\r\nX-Injected: 1"},
+            {"obey_robots": "yes"},
+        ]:
+            with pytest.raises(ValueError):
+                self.stage.Crawler(["http://example.com/"], **options)
