@@ -29,15 +29,18 @@ from typing import Any
 
 from shared.crawling import CrawlerBase
 from shared.http import BadResponse, ResponseParser, build_request, request_target
+from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, origin_of
 from shared.resolver import Resolver
 from shared.stats import failure
 from stage2_generators import loop as event_loop
+from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
-from stage2_generators.tasks import create_task, gather, wait_for
+from stage2_generators.tasks import Task, create_task, gather, sleep, wait_for
 from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
 RECV_SIZE = 64 * 1024  # Bytes asked of the socket at a time.
+NETWORK_ERRORS = (OSError, BadResponse, TimeoutError)  # Worth another try.
 
 Coroutine = Generator[Any, None, Any]
 
@@ -53,6 +56,8 @@ class Crawler(CrawlerBase):
         self.q: Queue[tuple[str, int]] = Queue()
         self.resolver = Resolver()  # Blocking lookups, once per host: see shared.resolver.
         self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
+        self.host_slots: dict[str, Semaphore] = {}  # max_per_host, per host.
+        self.robots_fetches: dict[str, Task] = {}  # One robots.txt fetch per host.
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
@@ -96,26 +101,94 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:fetch]
     def fetch(self, url: str, max_redirect: int) -> Coroutine:
-        """Fetch one URL, retrying network failures, and record the outcome."""
+        """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
+        if self.robots_needed(url):
+            yield from self.robots_of(url)
+        reason = self.admit(url)
+        if reason is not None:
+            self.record_skip(url, reason)
+            return
+        try:
+            response = yield from self.fetch_response(url, self.max_size)
+        except NETWORK_ERRORS as error:
+            self.record_statistic(failure(url, error))
+            return
+        self.handle_response(url, max_redirect, response)
+
+    def fetch_response(self, url: str, max_size: int) -> Coroutine:
+        """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        Raises the last failure (OSError, BadResponse or TimeoutError).
+        """
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
-                response = yield from wait_for(self.request(url), self.timeout)
-            except (OSError, BadResponse, TimeoutError) as error:
+                response = yield from self.polite_request(url, max_size)
+            except NETWORK_ERRORS as error:
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
-            self.handle_response(url, max_redirect, response)
-            return
+            return response
         LOGGER.error("%s failed after %d tries", url, self.max_tries)
-        self.record_statistic(failure(url, exception or TimeoutError()))
+        raise exception or TimeoutError()
 
     # --8<-- [end:fetch]
 
+    # --8<-- [start:polite]
+    def polite_request(self, url: str, max_size: int) -> Coroutine:
+        """GET ``url`` once, when its host has a free slot and its delay has passed.
+
+        The timeout covers the request only, not the wait for its turn.
+        """
+        loop = event_loop.get_running_loop()
+        slot = self.host_slot(url)
+        yield from slot.acquire()  # At most max_per_host requests at one host.
+        try:
+            while (wait := self.turn(url, loop.time())) > 0:
+                yield from sleep(wait)  # Then ask again: another may have gone first.
+            return (yield from wait_for(self.request(url, max_size), self.timeout))
+        finally:
+            slot.release()
+
+    def host_slot(self, url: str) -> Semaphore:
+        """Return the semaphore of ``url``'s host, made on first use."""
+        origin = origin_of(url)
+        if origin not in self.host_slots:
+            # Without max_per_host, max_tasks is the only limit: a semaphore
+            # that large never makes a worker wait.
+            self.host_slots[origin] = Semaphore(self.max_per_host or self.max_tasks)
+        return self.host_slots[origin]
+
+    # --8<-- [end:polite]
+
+    # --8<-- [start:robots]
+    def robots_of(self, url: str) -> Coroutine:
+        """Learn the robots.txt rules of ``url``'s host, fetching them only once.
+
+        The first worker to need them starts a task that fetches them; every
+        worker that needs them meanwhile waits for that same task.
+        """
+        host = self.polite.host(url)
+        if host.origin not in self.robots_fetches:
+            self.robots_fetches[host.origin] = create_task(self.fetch_robots(host))
+        host.rules = yield from self.robots_fetches[host.origin]
+
+    def fetch_robots(self, host: Host) -> Coroutine:
+        """Fetch a host's robots.txt (following redirects) and return its rules."""
+        robots = RobotsFetch(host.origin, self.user_agent)
+        while robots.rules is None:
+            try:
+                robots.received((yield from self.fetch_response(robots.url, MAX_ROBOTS_SIZE)))
+            except NETWORK_ERRORS as error:
+                robots.failed(error)
+        return robots.rules
+
+    # --8<-- [end:robots]
+
     # --8<-- [start:request]
-    def request(self, url: str) -> Coroutine:
+    def request(self, url: str, max_size: int) -> Coroutine:
         """GET ``url`` once over a new connection, without following redirects.
 
         Raises OSError (including ssl.SSLError) or BadResponse.
@@ -126,15 +199,15 @@ class Crawler(CrawlerBase):
         try:
             sock = yield from self.connect(host, port, url.startswith("https:"))
             with sock:
-                yield from loop.sock_sendall(sock, build_request(url))
-                return (yield from self.read_all(sock))
+                yield from loop.sock_sendall(sock, build_request(url, self.user_agent))
+                return (yield from self.read_all(sock, max_size))
         finally:
             self.in_flight -= 1
 
     # --8<-- [end:request]
 
     # --8<-- [start:read_all]
-    def read_all(self, sock: socket.socket) -> Coroutine:
+    def read_all(self, sock: socket.socket, max_size: int) -> Coroutine:
         """Read one response from ``sock`` until it is complete.
 
         Reads a body up to ``max_size`` bytes and stops there.  Raises
@@ -145,7 +218,7 @@ class Crawler(CrawlerBase):
         # The parser is made once the server answers, not before: a fetch
         # spends most of its life waiting for that first chunk, and with
         # thousands waiting at once the empty parsers would add up.
-        parser = ResponseParser(self.max_size)
+        parser = ResponseParser(max_size)
         while True:
             if chunk:
                 parser.feed_data(chunk)

@@ -180,9 +180,9 @@ def test_a_real_ctrl_c_while_waiting_for_the_network(pages: PageServer) -> None:
 class CountingCrawler(Crawler):
     """A crawler that notes how many requests are in flight as each one reads."""
 
-    def read_all(self, sock):
+    def read_all(self, sock, max_size):
         self.counts.append(self.in_flight)
-        return (yield from super().read_all(sock))
+        return (yield from super().read_all(sock, max_size))
 
 
 def test_in_flight_counts_requests_and_never_exceeds_max_tasks(pages: PageServer) -> None:
