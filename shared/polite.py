@@ -105,6 +105,7 @@ class RobotsFetch:
     """
 
     def __init__(self, origin: str, user_agent: str = USER_AGENT) -> None:
+        self.origin = origin
         self.url = origin + "/robots.txt"
         self.user_agent = user_agent
         self.redirects = 0

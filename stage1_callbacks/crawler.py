@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from shared.crawling import CrawlerBase
-from shared.http import BadResponse
+from shared.http import BadResponse, Response
+from shared.polite import MAX_ROBOTS_SIZE, RobotsFetch, origin_of
 from shared.stats import failure
 from stage1_callbacks.fetcher import Fetcher, Resolver
 from stage1_callbacks.loop import EventLoop
@@ -46,15 +47,30 @@ NETWORK_ERRORS = (OSError, BadResponse)
 class Job:
     """One URL on its way through its tries: what stage 3 keeps in fetch()'s locals."""
 
-    __slots__ = ("url", "max_redirect", "attempt")
+    __slots__ = ("url", "max_redirect", "attempt", "robots")
 
-    def __init__(self, url: str, max_redirect: int) -> None:
+    def __init__(self, url: str, max_redirect: int, robots: RobotsFetch | None = None) -> None:
         self.url = url
         self.max_redirect = max_redirect
         self.attempt = 0  # Tries made so far, counted from 0 as in the log lines.
+        self.robots = robots  # Set when the job fetches a host's robots.txt, not a page.
 
 
 # --8<-- [end:job]
+
+
+# --8<-- [start:host_line]
+class HostLine:
+    """One host's requests: how many are in flight, and the jobs waiting for a slot."""
+
+    __slots__ = ("in_flight", "waiting")
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.waiting: deque[Job] = deque()  # Started in turn as requests end.
+
+
+# --8<-- [end:host_line]
 
 
 # --8<-- [start:crawler]
@@ -70,6 +86,9 @@ class Crawler(CrawlerBase):
         self.loop: EventLoop | None = None  # Set by run().
         self.resolver = Resolver()  # Remembers each host's addresses for this crawl.
         self.ssl_context: ssl.SSLContext | None = None  # Made for the first https URL.
+        self.host_lines: dict[str, HostLine] = {}  # max_per_host, per host.
+        # Pages waiting for their host's robots.txt, by host; the first fetches it.
+        self.robots_waiting: dict[str, list[Job]] = {}
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
@@ -94,53 +113,109 @@ class Crawler(CrawlerBase):
         while self.q and self.in_flight < self.max_tasks:
             url, max_redirect = self.q.popleft()
             self.in_flight += 1
-            try:
-                self.fetch(Job(url, max_redirect))
-            except Exception as error:  # A bug, not a network error: keep going.
-                self.in_flight -= 1
-                self.record_crash(url, error)
+            self.begin(Job(url, max_redirect))
         if self.in_flight == 0:  # Nothing queued and nothing in flight: done.
             self.t1 = time.time()
             self.loop.stop()
 
     # --8<-- [end:crawl]
 
+    # --8<-- [start:begin]
+    def begin(self, job: Job) -> None:
+        """Decide on a page: wait for its host's robots.txt, skip it, or fetch it."""
+        try:
+            if self.robots_needed(job.url):
+                self.wait_for_robots(job)
+                return
+            reason = self.admit(job.url)
+            if reason is None:
+                self.fetch(job)
+                return
+            self.record_skip(job.url, reason)
+        except Exception as error:  # A bug, not a network error: keep going.
+            self.record_crash(job.url, error)
+        self.in_flight -= 1  # The job is over; work() starts the next one.
+
+    # --8<-- [end:begin]
+
     # --8<-- [start:fetch]
     def fetch(self, job: Job) -> None:
-        """Start try number ``job.attempt`` at ``job.url``; ``on_response`` carries on.
+        """Start try number ``job.attempt`` once its host has a free slot.
 
-        Returns at once.  The Fetcher calls back exactly once, if only
-        because its timeout fires, and never before the next turn.
+        Returns at once.  A job whose host has max_per_host requests in
+        flight waits in the host's line; ``on_response`` starts it later.
         """
-        fetcher = self.make_fetcher(job.url)
+        line = self.host_lines.setdefault(origin_of(job.url), HostLine())
+        if line.in_flight >= (self.max_per_host or self.max_tasks):
+            line.waiting.append(job)
+            return
+        line.in_flight += 1
+        self.when_due(job)
+
+    def when_due(self, job: Job) -> None:
+        """Start the try now if the host's delay has passed, else set a timer to ask again."""
+        assert self.loop is not None, "the crawler runs inside run()"
+        wait = self.turn(job.url, self.loop.time())
+        if wait > 0:
+            self.loop.call_later(wait, self.when_due, job)
+            return
+        fetcher = self.make_fetcher(job)
         try:
             fetcher.start()
-        except BaseException:  # A bug (or Ctrl-C): it must not call back later.
+        except Exception as error:  # A bug, not a network error: the job ends here.
+            fetcher.close()  # It must not call back later.
+            self.free_slot(job.url)
+            self.end_with_crash(job, error)
+            return
+        except BaseException:  # Ctrl-C: run() closes everything.
             fetcher.close()
             raise
         self.jobs[fetcher] = job
 
+    def end_with_crash(self, job: Job, error: Exception) -> None:
+        """End a job that failed through a bug: record it and carry on."""
+        assert self.loop is not None, "the crawler runs inside run()"
+        if job.robots is not None:
+            self.robots_answer(job.robots, None, error)  # As if unreachable.
+        else:
+            self.record_crash(job.url, error)
+        self.in_flight -= 1
+        self.loop.call_soon(self.work)  # Not work() itself: this may run inside it.
+
     def on_response(self, fetcher: Fetcher) -> None:
         """Carry on with a URL after one try: record it or try again, then refill."""
         job = self.jobs.pop(fetcher)
+        self.free_slot(job.url)
+        response, exception = fetcher.response, fetcher.exception
         try:
-            if fetcher.response is not None:
-                if job.attempt > 0:
-                    LOGGER.info("try %d for %s success", job.attempt, job.url)
-                self.handle_response(job.url, job.max_redirect, fetcher.response)
-            elif self.try_again(job, fetcher.exception):
+            if response is None and self.try_again(job, exception):
                 self.fetch(job)
                 return  # Still in flight.
+            if response is not None and job.attempt > 0:
+                LOGGER.info("try %d for %s success", job.attempt, job.url)
+            if job.robots is not None:
+                self.robots_answer(job.robots, response, exception)
+            elif response is not None:
+                self.handle_response(job.url, job.max_redirect, response)
+            else:
+                self.record_statistic(failure(job.url, exception or TimeoutError()))
         except Exception as error:  # A bug, not a network error: keep going.
             self.record_crash(job.url, error)
         self.in_flight -= 1
         self.work()
 
+    def free_slot(self, url: str) -> None:
+        """End a request at ``url``'s host; the next job in its line takes the slot."""
+        line = self.host_lines[origin_of(url)]
+        line.in_flight -= 1
+        if line.waiting:
+            self.fetch(line.waiting.popleft())
+
     # --8<-- [end:fetch]
 
     # --8<-- [start:retries]
     def try_again(self, job: Job, exception: BaseException | None) -> bool:
-        """Log a failed try; return True to try again, else record the failure.
+        """Log a failed try; return True to try again, False once max_tries are spent.
 
         Raises ``exception`` itself when it is not a network error.
         """
@@ -151,15 +226,50 @@ class Crawler(CrawlerBase):
         if job.attempt < self.max_tries:
             return True
         LOGGER.error("%s failed after %d tries", job.url, self.max_tries)
-        self.record_statistic(failure(job.url, exception))
         return False
 
     # --8<-- [end:retries]
 
-    def make_fetcher(self, url: str) -> Fetcher:
-        """Return a Fetcher for ``url`` that calls back ``on_response``."""
+    # --8<-- [start:robots]
+    def wait_for_robots(self, job: Job) -> None:
+        """Park a page until its host's robots.txt is known; the first page asks for it."""
+        origin = origin_of(job.url)
+        if origin in self.robots_waiting:
+            self.robots_waiting[origin].append(job)
+            return
+        self.robots_waiting[origin] = [job]
+        robots = RobotsFetch(origin, self.user_agent)
+        self.in_flight += 1  # The robots.txt request is a job of its own.
+        self.fetch(Job(robots.url, 0, robots))
+
+    def robots_answer(
+        self, robots: RobotsFetch, response: Response | None, exception: BaseException | None
+    ) -> None:
+        """Take the outcome of a robots.txt request: follow it, or let the pages go."""
+        if response is not None:
+            robots.received(response)
+        else:
+            robots.failed(exception or TimeoutError())
+        if robots.rules is None:  # A redirect: fetch where it points.
+            self.in_flight += 1
+            self.fetch(Job(robots.url, 0, robots))
+            return
+        self.polite.host(robots.origin).rules = robots.rules
+        for job in self.robots_waiting.pop(robots.origin):
+            self.begin(job)
+
+    # --8<-- [end:robots]
+
+    def make_fetcher(self, job: Job) -> Fetcher:
+        """Return a Fetcher for ``job``'s URL that calls back ``on_response``."""
         assert self.loop is not None, "the crawler runs inside run()"
-        options = {"timeout": self.timeout, "max_size": self.max_size, "resolver": self.resolver}
+        url = job.url
+        options = {
+            "timeout": self.timeout,
+            "max_size": MAX_ROBOTS_SIZE if job.robots else self.max_size,
+            "resolver": self.resolver,
+            "user_agent": self.user_agent,
+        }
         if not url.startswith("https:"):
             return Fetcher(url, self.loop, self.on_response, **options)
         if self.ssl_context is None:

@@ -23,7 +23,7 @@ import os
 import socket
 from collections.abc import Callable, Iterator
 
-from shared.http import Response, ResponseParser, build_request, request_target
+from shared.http import USER_AGENT, Response, ResponseParser, build_request, request_target
 from shared.resolver import Address, Resolver
 from stage1_callbacks.loop import EVENT_READ, EVENT_WRITE, EventLoop, Handle
 
@@ -42,7 +42,7 @@ class Fetcher:
 
     # Everything a blocking fetch keeps in local variables, kept here instead.
     __slots__ = (
-        "url", "loop", "callback", "timeout", "resolver", "host", "request", "sent",
+        "url", "loop", "callback", "timeout", "resolver", "user_agent", "host", "request", "sent",
         "addresses", "sock", "parser", "timer", "done", "response", "exception",
     )  # fmt: skip
 
@@ -55,12 +55,14 @@ class Fetcher:
         timeout: float,
         max_size: int,
         resolver: Resolver,
+        user_agent: str = USER_AGENT,
     ) -> None:
         self.url = url
         self.loop = loop
         self.callback = callback  # Called once, with this Fetcher, at the end.
         self.timeout = timeout
         self.resolver = resolver
+        self.user_agent = user_agent
         self.host = ""
         self.request = memoryview(b"")  # The request's bytes; sliced without copying.
         self.sent = 0  # How many of them the socket has taken.
@@ -84,7 +86,7 @@ class Fetcher:
         try:
             self.host, port, _ = request_target(self.url)
             self.addresses = iter(self.resolver.resolve(self.host, port))  # Blocks!
-            self.request = memoryview(build_request(self.url))
+            self.request = memoryview(build_request(self.url, self.user_agent))
         except Exception as error:  # A name that does not resolve, a bad URL.
             self.finish(error)
             return
