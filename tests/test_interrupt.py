@@ -48,9 +48,13 @@ def test_sigint_prints_the_report_and_writes_the_json(stage: str, tmp_path: Path
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         try:
-            # With at most MAX_TASKS in flight, request number STARTED means
-            # that at least STARTED - MAX_TASKS fetches were done and recorded.
-            wait_until(lambda: sum(requests.values()) >= STARTED, 30, "the crawl to start")
+            # With at most MAX_TASKS in flight, page request number STARTED
+            # means that at least STARTED - MAX_TASKS fetches were done and
+            # recorded (robots.txt, fetched first, is no page).
+            def pages_requested() -> int:
+                return sum(requests.values()) - requests["/robots.txt"]
+
+            wait_until(lambda: pages_requested() >= STARTED, 30, "the crawl to start")
             process.send_signal(signal.SIGINT)
             stdout, stderr = process.communicate(timeout=30)
         finally:
