@@ -64,7 +64,8 @@ class Handle:
             raise
         except BaseException as error:
             message = f"Exception in callback {self!r}"
-            self._loop.call_exception_handler({"message": message, "exception": error})
+            context = {"message": message, "exception": error, "handle": self}
+            self._loop.call_exception_handler(context)
 
 
 class TimerHandle(Handle):
@@ -123,10 +124,13 @@ def _set_running_loop(loop: EventLoop | None) -> None:
     _running.loop = loop
 
 
+_SHOWN = ("message", "exception")  # The context entries the log shows in their own way.
+
+
 def default_exception_handler(context: dict[str, Any]) -> None:
-    """Log an error that a callback raised and nobody caught."""
+    """Log an error that nobody caught: the message, then the context's other entries."""
+    lines = [context.get("message") or "Unhandled exception in event loop"]
+    lines += [f"{key}: {value!r}" for key, value in context.items() if key not in _SHOWN]
     error = context.get("exception")
     exc_info = (type(error), error, error.__traceback__) if error is not None else None
-    LOGGER.error(
-        "%s", context.get("message", "Unhandled exception in event loop"), exc_info=exc_info
-    )
+    LOGGER.error("%s", "\n".join(lines), exc_info=exc_info)

@@ -7,8 +7,9 @@ to the future, code that produces it calls ``set_result`` or
 (or ``await future``): ``__iter__`` hands the future itself to the ``Task``
 that drives the coroutine, and returns its result once the task resumes it.
 
-The names and the behaviour are those of ``asyncio.Future``.  Left out:
-the warning logged when nobody ever retrieves an exception, the contexts
+The names and the behaviour are those of ``asyncio.Future``, down to the
+error logged when a future is collected with an exception nobody
+retrieved.  Left out: the contexts
 (``contextvars``) that callbacks run in, and ``get_loop()``'s friends for
 other kinds of futures (``concurrent.futures``, ``wrap_future``).
 
@@ -70,6 +71,7 @@ class Future:
         "_cancel_message",
         "_callbacks",
         "_blocking",
+        "_log_traceback",
     )
 
     def __init__(self, *, loop: EventLoop | None = None) -> None:
@@ -86,6 +88,7 @@ class Future:
         # can tell ``yield from future`` from a bare ``yield future``.
         # asyncio calls this attribute _asyncio_future_blocking.
         self._blocking = False
+        self._log_traceback = False  # True while an exception waits to be retrieved.
 
     # --8<-- [start:set_result]
     def set_result(self, result: Any) -> None:
@@ -113,6 +116,7 @@ class Future:
             raise TypeError("StopIteration interacts badly with generators and cannot be set")
         self._exception = exception
         self._exception_tb = exception.__traceback__
+        self._log_traceback = True  # Until someone retrieves it; see __del__.
         self._state = FINISHED
         self._schedule_callbacks()
 
@@ -154,6 +158,7 @@ class Future:
         """
         if self._state != FINISHED:
             raise self._not_finished_error()
+        self._log_traceback = False
         if self._exception is not None:
             raise self._exception.with_traceback(self._exception_tb)
         return self._result
@@ -165,6 +170,7 @@ class Future:
         """
         if self._state != FINISHED:
             raise self._not_finished_error()
+        self._log_traceback = False
         return self._exception
 
     def _not_finished_error(self) -> BaseException:
@@ -180,6 +186,20 @@ class Future:
         return CancelledError(self._cancel_message)
 
     # --8<-- [end:result]
+
+    # --8<-- [start:never_retrieved]
+    def __del__(self) -> None:
+        """Report an exception that nobody retrieved, when the future is collected.
+
+        Without this, a failure in a task nobody awaits would vanish silently.
+        """
+        if not getattr(self, "_log_traceback", False):  # Missing if __init__ raised.
+            return
+        message = f"{type(self).__name__} exception was never retrieved"
+        context = {"message": message, "exception": self._exception, "future": self}
+        self._loop.call_exception_handler(context)
+
+    # --8<-- [end:never_retrieved]
 
     def done(self) -> bool:
         """Tell whether the future has a result, an exception, or was cancelled."""

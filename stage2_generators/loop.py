@@ -70,9 +70,10 @@ class EventLoop:
         self._stopping = False
         self._running = False
         self._closed = False
-        self._exception_handler = default_exception_handler
+        self._exception_handler: Callable[[EventLoop, dict[str, Any]], object] | None = None
         self._tasks: set[Task] = set()  # The tasks not done yet, for all_tasks().
         self._current_task: Task | None = None  # The task taking a step, if any.
+        self._tasks_made = 0  # For the default task names: Task-1, Task-2...
 
     # --8<-- [start:schedule]
     def call_soon(self, callback: Callable[..., object], *args: Any) -> Handle:
@@ -216,11 +217,15 @@ class EventLoop:
         """Return a new pending Future attached to this loop."""
         return Future(loop=self)
 
-    def create_task(self, coro: Coroutine) -> Task:
-        """Wrap ``coro`` in a Task that starts on the next iteration."""
+    def create_task(self, coro: Coroutine, *, name: str | None = None) -> Task:
+        """Wrap ``coro`` in a Task that starts on the next iteration.
+
+        Raises RuntimeError if the loop is closed, TypeError if ``coro`` is
+        no coroutine.
+        """
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        return Task(coro, loop=self)
+        return Task(coro, loop=self, name=name)
 
     # --8<-- [start:readers]
     def add_reader(
@@ -365,13 +370,49 @@ class EventLoop:
         """Tell whether the loop was closed."""
         return self._closed
 
-    def set_exception_handler(self, handler: Callable[[dict[str, Any]], object] | None) -> None:
-        """Use ``handler(context)`` for errors nobody caught; None: log them."""
-        self._exception_handler = handler or default_exception_handler
+    def set_exception_handler(
+        self, handler: Callable[[EventLoop, dict[str, Any]], object] | None
+    ) -> None:
+        """Report errors nobody caught with ``handler(loop, context)``; None: log them.
+
+        Raises TypeError if ``handler`` is not callable.
+        """
+        if handler is not None and not callable(handler):
+            raise TypeError(f"A callable object or None is expected, got {handler!r}")
+        self._exception_handler = handler
+
+    def get_exception_handler(self) -> Callable[[EventLoop, dict[str, Any]], object] | None:
+        """Return the handler set with set_exception_handler(), or None."""
+        return self._exception_handler
+
+    def default_exception_handler(self, context: dict[str, Any]) -> None:
+        """Log ``context``: its message, its other entries and the exception's traceback."""
+        default_exception_handler(context)
 
     def call_exception_handler(self, context: dict[str, Any]) -> None:
-        """Report an error that a callback raised (by default: log it)."""
-        self._exception_handler(context)
+        """Report an error that nobody caught: to the handler set, or to the log.
+
+        A handler that raises is reported in turn (logged), and the loop goes on.
+        """
+        if self._exception_handler is None:
+            self.default_exception_handler(context)
+            return
+        try:
+            self._exception_handler(self, context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as error:
+            message = "Unhandled error in exception handler"
+            self.default_exception_handler(
+                {"message": message, "exception": error, "context": context}
+            )
+
+    def _task_name(self, name: object) -> str:
+        """Return the name of a new task: ``name``, or the next ``Task-N``."""
+        if name is not None:
+            return str(name)
+        self._tasks_made += 1
+        return f"Task-{self._tasks_made}"
 
     # --- performance plumbing -------------------------------------------
     # Keeps the heap of timers small when many are cancelled (every fetch
@@ -426,10 +467,14 @@ def run(main: Coroutine) -> Any:
     Whatever ``main`` left running is cancelled and allowed to clean up
     first (close its sockets), as ``asyncio.run`` does, also when ``main``
     raised or Ctrl+C interrupted it.  Raises RuntimeError when called while
-    a loop runs in this thread; else returns or raises what ``main`` does.
+    a loop runs in this thread, ValueError if ``main`` is no coroutine (a
+    generator counts as one, as in the chapter); else returns or raises what
+    ``main`` does.
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
+    if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
+        raise ValueError(f"a coroutine was expected, got {main!r}")
     loop = EventLoop()
     try:
         return loop.run_until_complete(main)
@@ -451,7 +496,8 @@ def _cancel_all_tasks(loop: EventLoop) -> None:
     for task in tasks:
         if not task.cancelled() and task.exception() is not None:
             message = "unhandled exception during run() shutdown"
-            loop.call_exception_handler({"message": message, "exception": task.exception()})
+            context = {"message": message, "exception": task.exception(), "task": task}
+            loop.call_exception_handler(context)
 
 
 # --8<-- [end:run_main]

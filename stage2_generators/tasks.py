@@ -7,7 +7,7 @@ its coroutine returns or raises.  On top of tasks this module builds
 ``sleep``, ``gather`` and ``wait_for``, with the names and the meaning of
 their asyncio counterparts (``wait_for`` as in Python 3.12 and later).
 
-Left out compared with asyncio: task names, ``shield``, ``wait``,
+Left out compared with asyncio: ``shield``, ``wait``,
 ``as_completed``, ``TaskGroup``, eager tasks and the ``contextvars``
 context of each task.  The coroutines here (``sleep``, ``wait_for``) are
 generators, so that the crawler's generators can use them with ``yield
@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from stage2_generators.events import get_running_loop
-from stage2_generators.futures import CancelledError, Future, InvalidStateError
+from stage2_generators.futures import PENDING, CancelledError, Future, InvalidStateError
 
 if TYPE_CHECKING:
     from stage2_generators.loop import EventLoop
@@ -43,13 +43,16 @@ class Task(Future):
     # callback (_wakeup) will schedule that step.  Never both, never neither:
     # so a task is never lost, and never runs two steps at once.
 
-    __slots__ = ("_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested")
+    __slots__ = ("_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested", "_name")
 
-    def __init__(self, coro: Coroutine, *, loop: EventLoop | None = None) -> None:
+    def __init__(
+        self, coro: Coroutine, *, loop: EventLoop | None = None, name: str | None = None
+    ) -> None:
         if not isinstance(coro, (types.GeneratorType, types.CoroutineType)):
             raise TypeError(f"a coroutine or generator was expected, got {coro!r}")
         super().__init__(loop=loop)
         self._coro = coro
+        self._name = self._loop._task_name(name)
         self._fut_waiter: Future | None = None
         self._must_cancel = False  # Throw CancelledError in at the next step.
         self._num_cancels_requested = 0  # See cancelling() and uncancel().
@@ -136,12 +139,30 @@ class Task(Future):
 
     # --8<-- [end:cancel]
 
+    # --8<-- [start:destroyed]
+    def __del__(self) -> None:
+        """Report a task collected while pending: its coroutine will never finish."""
+        if getattr(self, "_state", None) == PENDING:  # Missing if __init__ raised.
+            message = "Task was destroyed but it is pending!"
+            self._loop.call_exception_handler({"message": message, "task": self})
+        super().__del__()  # And an exception that nobody retrieved.
+
+    # --8<-- [end:destroyed]
+
     # --- asyncio compatibility ------------------------------------------
     # Below: what asyncio.Task also offers; not needed to follow how a task
     # drives its coroutine.
 
     def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f" coro={self._coro.__qualname__}>"
+        return super().__repr__()[:-1] + f" name={self._name!r} coro={self._coro.__qualname__}>"
+
+    def get_name(self) -> str:
+        """Return the task's name: the one given, or ``Task-N``."""
+        return self._name
+
+    def set_name(self, value: object) -> None:
+        """Rename the task."""
+        self._name = str(value)
 
     def _schedule_callbacks(self) -> None:
         """Leave the loop's set of tasks, then schedule the done callbacks."""
@@ -176,9 +197,9 @@ class Task(Future):
         return self._num_cancels_requested
 
 
-def create_task(coro: Coroutine) -> Task:
+def create_task(coro: Coroutine, *, name: str | None = None) -> Task:
     """Wrap ``coro`` in a Task on the running loop.  Raises RuntimeError if none runs."""
-    return get_running_loop().create_task(coro)
+    return get_running_loop().create_task(coro, name=name)
 
 
 # --8<-- [start:sleep]
@@ -234,24 +255,29 @@ def gather(*aws: Awaitable | Coroutine, return_exceptions: bool = False) -> Futu
     """
     loop = next((aw._loop for aw in aws if isinstance(aw, Future)), None)
     loop = loop or get_running_loop()
-    children = [ensure_future(aw, loop=loop) for aw in aws]
+    futures: dict[Any, Future] = {}  # One future for each distinct argument:
+    for aw in aws:  # the same coroutine given twice runs once.
+        if aw not in futures:
+            futures[aw] = ensure_future(aw, loop=loop)
+    children = [futures[aw] for aw in aws]
     outer = _GatheringFuture(children, loop=loop)
     if not children:
         outer.set_result([])
-    distinct = list(dict.fromkeys(children))  # The same future may be passed twice.
-    pending = len(distinct)
+    pending = len(futures)
 
     def child_done(child: Future) -> None:
         nonlocal pending
         pending -= 1
         if outer.done():
+            if not child.cancelled():
+                child.exception()  # Retrieved: it has no one else to report to.
             return
         if not return_exceptions and (child.cancelled() or child.exception() is not None):
             outer.set_exception(_outcome(child))
         elif pending == 0:
             _finish_gathering(outer, return_exceptions)
 
-    for child in distinct:
+    for child in futures.values():
         child.add_done_callback(child_done)
     return outer
 
@@ -287,8 +313,13 @@ def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any,
     itself, with no task of its own: when the time is up, the timer cancels
     the calling task, which throws CancelledError into ``aw`` where it
     waits; ``aw`` cleans up, and the CancelledError that comes out is
-    turned into TimeoutError.  Raises TimeoutError, else what ``aw`` raises.
+    turned into TimeoutError.  A timeout of zero or less cancels ``aw`` at
+    once, unless it is a future that is done already.  Raises TimeoutError,
+    else what ``aw`` raises.
     """
+    if timeout is not None and timeout <= 0:
+        return (yield from _no_time_left(aw))
+    aw = _iterable(aw)
     if timeout is None:
         return (yield from aw)
     task = current_task()
@@ -317,6 +348,21 @@ def _expire(task: Task, expired: list[bool]) -> None:
     task.cancel()
 
 
+@types.coroutine
+def _no_time_left(aw: Awaitable | Coroutine) -> Generator[Any, None, Any]:
+    """Cancel ``aw`` unless it is done, wait until it is, and raise TimeoutError."""
+    future = ensure_future(aw)
+    if not future.done():
+        future.cancel()
+        waiter = future.get_loop().create_future()
+        future.add_done_callback(lambda _: _set_result_unless_done(waiter, None))
+        yield from waiter  # Until aw has cleaned up.
+    try:
+        return future.result()  # aw may have swallowed the cancellation.
+    except CancelledError as error:
+        raise TimeoutError("no time left to wait") from error
+
+
 # --8<-- [end:wait_for]
 
 
@@ -333,13 +379,33 @@ def current_task(loop: EventLoop | None = None) -> Task | None:
 def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
     """Return ``aw`` if it is a Future, else a Task running it.
 
-    Raises TypeError for anything else.
+    Raises TypeError for what cannot be awaited.
     """
     if isinstance(aw, Future):
         return aw
     if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
         return (loop or get_running_loop()).create_task(aw)
-    raise TypeError(f"a Future, a coroutine or a generator is required, not {aw!r}")
+    if hasattr(type(aw), "__await__"):
+        return (loop or get_running_loop()).create_task(_wrap_awaitable(aw))
+    raise TypeError(f"a Future, a coroutine, a generator or an awaitable is required, not {aw!r}")
+
+
+def _iterable(aw: Awaitable | Coroutine) -> Any:
+    """Return what ``yield from`` can drive for ``aw``: itself or its ``__await__()``.
+
+    Raises TypeError when ``aw`` cannot be awaited.
+    """
+    if isinstance(aw, (Future, types.GeneratorType, types.CoroutineType)):
+        return aw
+    if hasattr(type(aw), "__await__"):
+        return aw.__await__()
+    raise TypeError(f"an awaitable is required, not {aw!r}")
+
+
+@types.coroutine
+def _wrap_awaitable(aw: Awaitable) -> Generator[Any, None, Any]:
+    """Await ``aw`` in a generator, so that a Task can run it."""
+    return (yield from aw.__await__())
 
 
 def all_tasks(loop: EventLoop | None = None) -> set[Task]:

@@ -195,7 +195,7 @@ def test_remove_done_callback(loop: EventLoop) -> None:
 
 def test_a_failing_callback_is_reported_and_the_others_run(loop: EventLoop) -> None:
     reported = []
-    loop.set_exception_handler(reported.append)
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
     future = Future(loop=loop)
     calls = []
 
