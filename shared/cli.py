@@ -1,11 +1,16 @@
 """The ``crawl`` command: run any stage's crawler and print its report.
 
 It takes the options of the 500 Lines crawler's ``crawl.py`` (with either
-``--max_tasks`` or ``--max-tasks`` spelling), plus ``--stage``,
-``--timeout``, ``--max-size``, ``--json`` and ``--save``.  With no root URL
-it starts the bundled test site and crawls that, then checks the result
-against the site's oracle.  The report is printed at the end, and also
-after Ctrl-C, so what was done is never lost.
+``--max_tasks`` or ``--max-tasks`` spelling), built from the one definition
+in ``shared.options``, plus ``--stage``, ``--json`` and ``--save``.  With no
+root URL it starts the bundled test site and crawls that, then checks the
+result against the site's oracle.  The report is printed at the end, and
+also after Ctrl-C, so what was done is never lost.
+
+Everything given is checked before anything starts: a root that is not an
+http or https URL, a bad option or an unwritable output is one line on
+stderr and exit status 2, with no name looked up.  The exit statuses are
+the ``EXIT_`` constants below.
 """
 
 from __future__ import annotations
@@ -14,17 +19,20 @@ import argparse
 import contextlib
 import importlib
 import logging
+import re
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from shared.options import add_arguments, from_arguments
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
-from shared.server import ServerThread
-from shared.site import DEFAULT_PAGES, MIN_PAGES, expected_results, make_app
+from shared.site import DEFAULT_PAGES, MIN_PAGES
+from shared.urls import CRAWLABLE_SCHEMES, normalize_url
 
 STAGES = {
     "callbacks": "stage1_callbacks",
@@ -32,7 +40,17 @@ STAGES = {
     "asyncio": "stage3_asyncio",
 }
 LOG_LEVELS = [logging.ERROR, logging.WARNING, logging.INFO, logging.DEBUG]
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Exit statuses: 0 when at least one root was fetched (its server answered,
+# whatever the status) or the bundled site was crawled as it should be.
+EXIT_OK = 0
+EXIT_NOTHING_FETCHED = 1  # No root could be fetched: refused, unreachable, every try failed.
+EXIT_USAGE = 2  # Bad arguments: nothing was started.
+EXIT_MISMATCH = 3  # The crawl of the bundled site differs from what the site expects.
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT: 128 + 2.
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+# Characters no host name may hold (WHATWG's forbidden host code points but
+# ':', which an IPv6 address holds).
+BAD_HOST = re.compile(r"[\x00-\x20\x7f#/<>?@\[\\\]^|%]")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -48,6 +66,9 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
         prog=prog,
         description="Crawl web sites from the given roots and print a report. "
         "With no root, crawl the bundled local test site.",
+        epilog="exit status: 0 when at least one root was fetched (or the bundled site "
+        "crawled as expected), 1 when no root could be fetched, 2 for a usage error, "
+        "3 when the bundled site's crawl differs from what it expects, 130 after Ctrl-C",
     )
     parser.add_argument("roots", nargs="*", metavar="ROOT", help="root URL (http:// if no scheme)")
     parser.add_argument(
@@ -62,13 +83,35 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
         help="size of the bundled site when no root is given (default: %(default)s)")  # fmt: skip
     add("-v", "--verbose", action="count", dest="level", default=1,
         help="log more (repeat for more)")  # fmt: skip
-    add("-q", "--quiet", action="store_const", const=0, dest="level", help="log errors only")
+    add("-q", "--quiet", action="store_const", const=0, dest="level",
+        help="on stderr, errors only: no notices, no progress line (the report still prints)")  # fmt: skip
     return parser
 
 
-def fix_url(url: str) -> str:
-    """Prefix a URL that has no scheme with ``http://``."""
-    return url if "://" in url else "http://" + url
+def root_url(text: str) -> str:
+    """Return the normalized URL of a root given on the command line.
+
+    A root without a scheme is a host (``example.com``, ``localhost:8000/``)
+    and gets ``http://``.  Raises ValueError, saying why, for anything that
+    is not an http or https URL with a host; looks nothing up on the network.
+    """
+    url = text.strip()
+    scheme = SCHEME.match(url)
+    if "://" not in url and scheme and not url[scheme.end() :][:1].isdigit():
+        kind = "a valid" if scheme[0][:-1].lower() in CRAWLABLE_SCHEMES else "an http or https"
+        raise ValueError(f"root {text!r} is not {kind} URL")  # javascript:, mailto:, http:/x
+    if "://" not in url:
+        url = "http://" + url  # A bare host, maybe with a port and a path.
+    try:
+        url = normalize_url(url)  # Raises ValueError for a bad port, among others.
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        raise ValueError(f"root {text!r} is not a valid URL") from None
+    if parts.scheme.lower() not in CRAWLABLE_SCHEMES:
+        raise ValueError(f"root {text!r} is not an http or https URL")
+    if not parts.hostname or BAD_HOST.search(parts.hostname):
+        raise ValueError(f"root {text!r} is not a URL with a valid host name")
+    return url
 
 
 def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
@@ -76,54 +119,103 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     prog = f"python -m {STAGES[stage]}" if stage else "crawl"
     parser = build_parser(prog, stage)
     args = parser.parse_args(argv)
-    if not args.roots and args.pages < MIN_PAGES:
-        parser.error(f"the test site needs at least {MIN_PAGES} pages, not --pages {args.pages}")
+    try:  # Every check before any work: a usage error starts nothing.
+        roots = [root_url(root) for root in args.roots]
+        options = from_arguments(args)
+        if not roots and args.pages < MIN_PAGES:
+            raise ValueError(f"the test site needs at least {MIN_PAGES} pages, not {args.pages}")
+        module = load_stage(args.stage)
+        saver = make_saver(args.save) if args.save else None
+        json_file = open_output(args.json) if args.json else None
+    except (ValueError, OutputError) as error:
+        parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        module = importlib.import_module(STAGES[args.stage])
-    except ImportError as error:
-        parser.error(f"stage {args.stage!r} cannot be loaded: {error}")
-    try:
-        options = from_arguments(args)  # Checked before any work.
-    except ValueError as error:
-        parser.error(str(error))
-    try:
-        saver = PageSaver(args.save) if args.save else None
-    except OSError as error:
-        parser.error(f"cannot save pages in {args.save}: {error.strerror}")
-    try:
-        json_file = open(args.json, "w", encoding="utf-8") if args.json else None  # noqa: SIM115
-    except OSError as error:
-        parser.error(f"cannot write {args.json}: {error.strerror}")
-    with json_file or contextlib.nullcontext(), bundled_site(args) as roots:
-        crawler = module.Crawler(roots, **options.keywords())
+    with json_file or contextlib.nullcontext(), bundled_site(roots, args) as crawl_roots:
+        crawler = module.Crawler(crawl_roots, **options.keywords())
         crawler.on_page = saver
-        status = run_and_report(module, crawler, json_file)
-        if not args.roots and status == EXIT_OK:
-            status = check_oracle(crawler, roots[0], args.pages)
+        status = run_and_report(module, crawler, json_file, quiet=args.level == 0)
+        if status == EXIT_OK and not roots:
+            status = check_oracle(crawler, crawl_roots[0], args.pages)
+        elif status == EXIT_OK:
+            status = check_roots(crawler, crawl_roots)
     return status
 
 
-@contextlib.contextmanager
-def bundled_site(args: argparse.Namespace) -> Iterator[list[str]]:
-    """Yield the roots to crawl, serving the bundled site when none were given."""
-    if args.roots:
-        yield [fix_url(root) for root in args.roots]
-        return
+class OutputError(Exception):
+    """A file or directory given on the command line cannot be written."""
+
+
+def load_stage(name: str) -> Any:
+    """Import a stage's package; raises ValueError when it cannot be loaded."""
     try:
-        app = make_app(args.pages)
-    except ValueError as error:
-        sys.exit(f"crawl: error: {error}")
-    with ServerThread(app) as server:
-        print(f"No root given: crawling the bundled test site at {server.url}", file=sys.stderr)
+        return importlib.import_module(STAGES[name])
+    except ImportError as error:
+        raise ValueError(f"stage {name!r} cannot be loaded: {error}") from None
+
+
+def make_saver(directory: str) -> PageSaver:
+    """Return the saver of --save, which creates ``directory`` and its missing parents.
+
+    Raises OutputError saying why it cannot.
+    """
+    try:
+        return PageSaver(directory)
+    except OSError as error:
+        raise OutputError(f"cannot save pages in {directory}: {reason(error)}") from None
+
+
+def open_output(path: str) -> IO[str]:
+    """Open ``path`` for writing, creating its missing parent directories as --save does.
+
+    Raises OutputError saying why it cannot.
+    """
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by main()
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {reason(error)}") from None
+
+
+def reason(error: OSError) -> str:
+    """Say why a file or directory could not be made, the same way for both."""
+    if isinstance(error, FileExistsError):  # mkdir() met a file where a directory goes.
+        return "Not a directory"
+    return error.strerror or str(error)
+
+
+def check_roots(crawler: Any, roots: list[str]) -> int:
+    """Return EXIT_OK if the server of at least one root answered, else EXIT_NOTHING_FETCHED."""
+    answered = {stat.url for stat in crawler.done if stat.status is not None}
+    if answered.intersection(roots):
+        return EXIT_OK
+    print("No root could be fetched (see the report).", file=sys.stderr)
+    return EXIT_NOTHING_FETCHED
+
+
+@contextlib.contextmanager
+def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[str]]:
+    """Yield the roots to crawl, serving the bundled site when none were given."""
+    if roots:
+        yield roots
+        return
+    # Imported here: only the bundled site needs asyncio and aiohttp, so
+    # ``python -m stage1_callbacks URL`` runs without them.
+    from shared.server import ServerThread
+    from shared.site import make_app
+
+    with ServerThread(make_app(args.pages)) as server:
+        if args.level > 0:
+            print(f"No root given: crawling the bundled test site at {server.url}", file=sys.stderr)
         yield [server.url]
 
 
-def run_and_report(module: Any, crawler: Any, json_file: IO[str] | None) -> int:
+def run_and_report(
+    module: Any, crawler: Any, json_file: IO[str] | None, *, quiet: bool = False
+) -> int:
     """Run the crawl, then print the report (also after Ctrl-C)."""
     status = EXIT_OK
-    with progress(crawler):
+    with progress(crawler) if not quiet else contextlib.nullcontext():
         try:
             module.run(crawler)
         except KeyboardInterrupt:
@@ -138,6 +230,8 @@ def run_and_report(module: Any, crawler: Any, json_file: IO[str] | None) -> int:
 
 def check_oracle(crawler: Any, root: str, pages: int) -> int:
     """Compare a crawl of the bundled site with what the site says it must record."""
+    from shared.site import expected_results  # Only the bundled site needs it.
+
     expected = expected_results(root, pages, crawler.max_redirect)
     got = {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
     if got == expected and len(crawler.done) == len(expected):

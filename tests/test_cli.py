@@ -12,18 +12,21 @@ import io
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
 import time
 import types
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from shared import cli
 from shared.options import from_arguments
+from shared.stats import FetchStatistic
 from tests.servers import PageServer, refused_port
 
 CRAWL = Path(sys.executable).with_name("crawl")  # Installed by pip install -e .
@@ -64,22 +67,55 @@ def run(
     )
 
 
-# --- fix_url -------------------------------------------------------------------------
+# --- Roots ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("url", "fixed"),
+    ("root", "url"),
     [
-        ("example.com", "http://example.com"),
+        ("example.com", "http://example.com/"),
         ("example.com/path?q=1", "http://example.com/path?q=1"),
         ("127.0.0.1:8080/", "http://127.0.0.1:8080/"),
-        ("http://example.com/", "http://example.com/"),
-        ("https://example.com/", "https://example.com/"),
-        ("ftp://example.com/", "ftp://example.com/"),
+        ("localhost:8000", "http://localhost:8000/"),
+        ("HTTP://Example.COM:80", "http://example.com/"),
+        ("https://example.com/a#part", "https://example.com/a"),
+        ("http://[::1]:8080/", "http://[::1]:8080/"),
+        (" example.com ", "http://example.com/"),
     ],
 )
-def test_fix_url(url: str, fixed: str) -> None:
-    assert cli.fix_url(url) == fixed
+def test_root_url(root: str, url: str) -> None:
+    assert cli.root_url(root) == url
+
+
+BAD_ROOTS = {
+    "not a url at all": "is not a URL with a valid host name",
+    "javascript:alert(1)": "is not an http or https URL",
+    "mailto:someone@example.com": "is not an http or https URL",
+    "ftp://example.com/": "is not an http or https URL",
+    "http://": "is not a URL with a valid host name",
+    "https:///path": "is not a URL with a valid host name",
+    "http:/example.com": "is not a valid URL",
+    "http://example.com:99999/": "is not a valid URL",
+    "http://[::1/": "is not a valid URL",
+    "": "is not a URL with a valid host name",
+}
+
+
+@pytest.mark.parametrize("root", list(BAD_ROOTS))
+def test_bad_roots_are_refused_without_a_lookup(
+    root: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_lookup(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a name was looked up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    monkeypatch.setattr(socket, "gethostbyname", no_lookup)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--stage", "callbacks", "http://127.0.0.1:9/", root])
+    assert exit_info.value.code == cli.EXIT_USAGE
+    assert capsys.readouterr().err == (
+        f"crawl: error: root {root!r} {BAD_ROOTS[root]} (see --help)\n"
+    )
 
 
 # --- The parser ----------------------------------------------------------------------------
@@ -142,42 +178,51 @@ def test_stage_default_follows_the_stage_package() -> None:
 
 # --- Usage errors: one line, exit status 2, no traceback ------------------------------------
 
-# Each usage error with a piece of its message.  "{tmp}" is a fresh directory.
+# Each usage error (the arguments, then a piece of its message).  "{tmp}" is
+# a fresh directory holding a file named "a-file"; ROOT is a root that is
+# never fetched.
 USAGE_ERRORS = {
-    "--bogus": "unrecognized arguments: --bogus",
-    "--max_tasks 0": "max_tasks must be a whole number of at least 1, not 0",
-    "--max-tasks many": "invalid int value: 'many'",
-    "--max_tries 0": "max_tries must be a whole number of at least 1, not 0",
-    "--max_redirect -1": "max_redirect must be a whole number of at least 0, not -1",
-    "--timeout 0": "timeout must be more than 0 seconds",
-    "--max-size -1": "max_size must be a whole number of at least 0, not -1",
-    "--exclude (": "invalid exclude pattern '('",
-    "--json {tmp}/no-such-dir/out.jsonl": "No such file or directory",
-    "--json {tmp}": "cannot write",  # A directory.
-    "--stage nope": "invalid choice: 'nope'",
+    "--bogus ROOT": "unrecognized arguments: --bogus",
+    "--max_tasks 0 ROOT": "max_tasks must be a whole number of at least 1, not 0",
+    "--max-tasks many ROOT": "invalid int value: 'many'",
+    "--max_tries 0 ROOT": "max_tries must be a whole number of at least 1, not 0",
+    "--max_redirect -1 ROOT": "max_redirect must be a whole number of at least 0, not -1",
+    "--timeout 0 ROOT": "timeout must be more than 0 seconds",
+    "--max-size -1 ROOT": "max_size must be a whole number of at least 0, not -1",
+    "--exclude ( ROOT": "invalid exclude pattern '('",
+    "--json {tmp}/a-file/out.jsonl ROOT": "cannot write {tmp}/a-file/out.jsonl: Not a directory",
+    "--json {tmp} ROOT": "cannot write",  # A directory.
+    "--save {tmp}/a-file/mirror ROOT": "cannot save pages in {tmp}/a-file/mirror: Not a directory",
+    "--save {tmp}/a-file ROOT": "cannot save pages in",  # A file.
+    "--stage nope ROOT": "invalid choice: 'nope'",
     "--pages 5": "10 pages",  # Without a root, so the bundled site would be served.
+    "javascript:alert(1)": "root 'javascript:alert(1)' is not an http or https URL",
+    "ftp://example.com/": "root 'ftp://example.com/' is not an http or https URL",
+    "http://": "root 'http://' is not a URL with a valid host name",
+    "ROOT http://a<b/": "root 'http://a<b/' is not a URL with a valid host name",
 }
+NEVER_FETCHED = "http://127.0.0.1:9/never-fetched"
 
 
 @pytest.fixture(scope="module")
 def usage_runs(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[str, subprocess.Popen[str]]]:
-    """Start every usage-error command at once; yield the processes by case."""
+) -> Iterator[tuple[Path, dict[str, subprocess.Popen[str]]]]:
+    """Start every usage-error command at once; yield their directory and processes."""
     tmp = tmp_path_factory.mktemp("usage")
+    (tmp / "a-file").write_text("")
     processes = {}
     for case in USAGE_ERRORS:
-        argv = case.format(tmp=tmp).split()
-        roots = [] if argv[0] == "--pages" else ["http://127.0.0.1:9/never-fetched"]
+        argv = [NEVER_FETCHED if arg == "ROOT" else arg for arg in case.format(tmp=tmp).split()]
         processes[case] = subprocess.Popen(
-            [str(CRAWL), *argv, *roots],
+            [str(CRAWL), *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             cwd=tmp,
             env=ENV,
         )
-    yield processes
+    yield tmp, processes
     for process in processes.values():
         process.kill()
         process.communicate()  # Closes the pipes.
@@ -185,13 +230,14 @@ def usage_runs(
 
 @pytest.mark.parametrize("case", list(USAGE_ERRORS))
 def test_usage_error_is_one_line_and_exit_status_2(
-    usage_runs: dict[str, subprocess.Popen[str]], case: str
+    usage_runs: tuple[Path, dict[str, subprocess.Popen[str]]], case: str
 ) -> None:
-    stdout, stderr = usage_runs[case].communicate(timeout=120)
-    assert usage_runs[case].returncode == 2, stderr
+    tmp, processes = usage_runs
+    stdout, stderr = processes[case].communicate(timeout=120)
+    assert processes[case].returncode == 2, stderr
     assert len(stderr.splitlines()) == 1, stderr
     assert stderr.startswith("crawl: error: ") and stderr.endswith(" (see --help)\n")
-    assert USAGE_ERRORS[case] in stderr
+    assert USAGE_ERRORS[case].format(tmp=tmp) in stderr
     assert stdout == ""  # Nothing was crawled or reported.
 
 
@@ -250,21 +296,95 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(records) == count
     assert sorted(record["url"] for record in records) == [line.split()[0] for line in url_lines]
-    # -q: errors only.  The redirect chain's limit is an error; following a
-    # redirect is INFO.
-    assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
-    assert "ERROR" in result.stderr and "redirect limit reached" in result.stderr
-    assert "INFO" not in result.stderr and "WARNING" not in result.stderr
+    # -q: errors only on stderr, no notice.  The redirect chain's limit is
+    # an error; following a redirect is INFO.
+    assert "redirect limit reached" in result.stderr
+    assert all(line.startswith("ERROR ") for line in result.stderr.splitlines())
 
 
 def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
     assert result.stdout.splitlines()[-1] == (
         "Oracle: all 78 urls match the test site's expected results."
     )
     assert re.search(r"^INFO stage3_asyncio: redirect to http://", result.stderr, re.M)
     assert "redirect limit reached" not in result.stderr
+
+
+def test_exit_status_1_when_no_root_could_be_fetched() -> None:
+    with refused_port() as refused, refused_port() as other:
+        result = run(refused, other, "--max_tries", "2", "--stage", "callbacks")
+    assert result.returncode == cli.EXIT_NOTHING_FETCHED == 1, result.stderr
+    assert finished_count(result.stdout) == 2  # The report is printed all the same.
+    assert result.stderr.splitlines()[-1] == "No root could be fetched (see the report)."
+
+
+def test_exit_status_0_when_a_root_answers_even_with_an_error(pages: PageServer) -> None:
+    with refused_port() as refused:
+        result = run(refused, pages.url + "missing", "--max_tries", "1", "-q")
+    assert result.returncode == 0, result.stderr
+    assert f"{pages.url}missing 404 " in result.stdout
+
+
+def test_check_roots_counts_only_the_roots() -> None:
+    crawler = types.SimpleNamespace(
+        done=[
+            FetchStatistic("http://a/", None, None, OSError(), 0, None, None, 0, 0),
+            FetchStatistic("http://a/x", None, 200, None, 0, None, None, 0, 0),
+        ]
+    )
+    assert cli.check_roots(crawler, ["http://a/"]) == cli.EXIT_NOTHING_FETCHED
+    assert cli.check_roots(crawler, ["http://a/", "http://a/x"]) == cli.EXIT_OK
+
+
+def test_json_and_save_both_create_missing_parents(pages: PageServer, tmp_path: Path) -> None:
+    pages.add_page("/", [])
+    out, mirror = tmp_path / "new" / "deeper" / "out.jsonl", tmp_path / "other" / "mirror"
+    result = run(pages.url, "--json", str(out), "--save", str(mirror), "-q")
+    assert result.returncode == 0, result.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    assert [path.name for path in mirror.rglob("*") if path.is_file()] == ["index.html"]
+
+
+def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = []
+    monkeypatch.setattr(cli, "progress", lambda crawler: shown.append(crawler) or nullcontext())
+    module = types.SimpleNamespace(run=lambda crawler: None)
+    crawler = types.SimpleNamespace(done=[], seen_urls=set(), max_tasks=1, t0=0.0, t1=1.0)
+    cli.run_and_report(module, crawler, None, quiet=True)
+    assert shown == []
+    cli.run_and_report(module, crawler, None, quiet=False)
+    assert shown == [crawler]
+
+
+# Runs ``python -m PACKAGE ROOT -q`` in this interpreter, then prints the exit
+# status and which of asyncio and aiohttp were imported.
+RUN_AND_LIST_MODULES = """
+import runpy, sys
+sys.argv = [sys.argv[1], *sys.argv[2:]]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit as exit:
+    print(exit.code, sorted({"asyncio", "aiohttp"} & sys.modules.keys()))
+"""
+
+
+@pytest.mark.parametrize("package", ["stage1_callbacks", "stage2_generators"])
+def test_python_m_stage_1_and_2_never_import_asyncio(package: str, pages: PageServer) -> None:
+    root = pages.add_page("/", ["/a"])
+    pages.add_page("/a", [])
+    command = [sys.executable, "-c", RUN_AND_LIST_MODULES, package]
+    result = run(root, "-q", command=command)
+    assert result.stdout.splitlines()[-1] == "0 []", result.stdout[-500:] + result.stderr
+    assert pages.requests == {"/": 1, "/a": 1}
+
+
+def test_help_gives_the_exit_statuses() -> None:
+    text = " ".join(run("--help").stdout.split())
+    for status in ["0 when at least one root", "1 when no root", "2 for a usage", "3 when", "130"]:
+        assert status in text
 
 
 def test_crawl_given_roots_does_not_check_the_oracle(pages: PageServer) -> None:

@@ -10,7 +10,9 @@ it again every time, so the stacks on the page are today's.
 
 Usage::
 
-    python docs/examples/stack_ripping.py callbacks|generators|asyncio
+    python docs/examples/stack_ripping.py [callbacks|generators|asyncio]
+
+The stage defaults to callbacks.
 """
 
 from __future__ import annotations
@@ -83,4 +85,6 @@ def main(stage: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1] not in STAGES:
+        sys.exit(f"usage: python docs/examples/stack_ripping.py [{'|'.join(STAGES)}]")
     main(sys.argv[1] if len(sys.argv) > 1 else "callbacks")
