@@ -73,6 +73,9 @@ def test_normalize_url_keeps_userinfo_as_written(url: str, normal: str) -> None:
     [
         ("mailto:reader@example.com", "mailto:reader@example.com"),
         ("FTP://Example.com/pub", "ftp://example.com/pub"),
+        # An empty authority before a path that starts with // (3.13 once doubled it).
+        ("A:////[", "a:////["),
+        ("x:////p?q#f", "x:////p?q"),
     ],
 )
 def test_normalize_url_without_an_http_host(url: str, normal: str) -> None:
