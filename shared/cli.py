@@ -84,7 +84,8 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add("-v", "--verbose", action="count", dest="level", default=1,
         help="log more (repeat for more)")  # fmt: skip
     add("-q", "--quiet", action="store_const", const=0, dest="level",
-        help="on stderr, errors only: no notices, no progress line (the report still prints)")  # fmt: skip
+        help="stderr shows errors only: no notices, no progress line "
+        "(the report still prints)")  # fmt: skip
     return parser
 
 

@@ -10,6 +10,7 @@ flight pays for thousands of threads (the measurements page shows how
 much).  The next step, ``nonblocking``, waits without a thread.
 """
 
+import sys
 import threading
 import time
 import urllib.parse
@@ -24,7 +25,9 @@ def some_pages(url: str, count: int = 10) -> list[str]:
 
 def fetch_and_print(url: str) -> None:
     """Fetch ``url`` and print its status line: what each thread does."""
-    print(f"{status_line(fetch(url))} {url}")  # One call: lines from threads do not mix.
+    # One write with its newline: print() writes the end of line separately,
+    # and another thread's line could slip in between.
+    sys.stdout.write(f"{status_line(fetch(url))} {url}\n")
 
 
 if __name__ == "__main__":
