@@ -81,6 +81,8 @@ def run(
         ("https://example.com/a#part", "https://example.com/a"),
         ("http://[::1]:8080/", "http://[::1]:8080/"),
         (" example.com ", "http://example.com/"),
+        ("[::1]:8080/x", "http://[::1]:8080/x"),
+        ("http:/example.com", "http://example.com/"),  # As a browser reads it.
     ],
 )
 def test_root_url(root: str, url: str) -> None:
@@ -88,16 +90,16 @@ def test_root_url(root: str, url: str) -> None:
 
 
 BAD_ROOTS = {
-    "not a url at all": "is not a URL with a valid host name",
+    "not a url at all": "is not a valid URL",
     "javascript:alert(1)": "is not an http or https URL",
     "mailto:someone@example.com": "is not an http or https URL",
     "ftp://example.com/": "is not an http or https URL",
-    "http://": "is not a URL with a valid host name",
-    "https:///path": "is not a URL with a valid host name",
-    "http:/example.com": "is not a valid URL",
+    "file:///etc/passwd": "is not an http or https URL",
+    "http://": "is not a valid URL",
+    "http://exa mple.com/": "is not a valid URL",
     "http://example.com:99999/": "is not a valid URL",
     "http://[::1/": "is not a valid URL",
-    "": "is not a URL with a valid host name",
+    "": "is not a valid URL",
 }
 
 
@@ -198,8 +200,8 @@ USAGE_ERRORS = {
     "--pages 5": "10 pages",  # Without a root, so the bundled site would be served.
     "javascript:alert(1)": "root 'javascript:alert(1)' is not an http or https URL",
     "ftp://example.com/": "root 'ftp://example.com/' is not an http or https URL",
-    "http://": "root 'http://' is not a URL with a valid host name",
-    "ROOT http://a<b/": "root 'http://a<b/' is not a URL with a valid host name",
+    "http://": "root 'http://' is not a valid URL",
+    "ROOT http://a<b/": "root 'http://a<b/' is not a valid URL",
 }
 NEVER_FETCHED = "http://127.0.0.1:9/never-fetched"
 
