@@ -7,6 +7,8 @@ redirect cycle, two redirects joining on one page, links to missing pages,
 a server error, off-site and non-http links, fragments, queries, ``../``
 links, a ``<base href>``, a link repeated a thousand times, links hidden in
 comments and scripts, an XML feed, an image, plain text and a latin-1 page.
+Its ``/robots.txt`` disallows a part of it, as real sites do: a crawl that
+obeys it skips that part, one that ignores it fetches everything.
 
 Every page is generated on request from its number, so the site is the same
 on every run and costs nothing to scale to 100 000 pages.  Because the site
@@ -213,6 +215,9 @@ HOME_LINKS = [
     "/notes.txt",
     "/latin1/",
     "/missing/home",
+    "/private/",  # Disallowed by robots.txt...
+    "/private/open/",  # ...but for this part of it.
+    "/archive/?print=1",  # Disallowed by a robots.txt wildcard.
     "/search?q=1&amp;lang=en",  # The parser decodes &amp; to &.
     "  /pages/2/  ",  # Whitespace around an href is stripped.
     "/pages/3/#comments",  # The fragment is dropped.
@@ -297,6 +302,14 @@ XHTML = b"""<?xml version="1.0" encoding="utf-8"?>
 <body><p><a href="/xhtml-only/">a page linked only from XHTML</a></p></body></html>
 """
 NOTES = b'Plain text is not parsed: <a href="/hidden/text/">not a link</a>\n'
+# --8<-- [start:robots_txt]
+ROBOTS_TXT = b"""# The test site's robots.txt: what a polite crawler leaves alone.
+User-agent: *
+Disallow: /private/
+Allow: /private/open/
+Disallow: /*?print=
+"""
+# --8<-- [end:robots_txt]
 LATIN1 = (
     "<html><head><title>Caf\xe9</title></head><body>"
     '<p>Un caf\xe9, s\'il vous pla\xeet.</p><a href="/caf\xe9/">caf\xe9</a></body></html>'
@@ -347,6 +360,10 @@ ROUTES = (
     exact("/area-target/", page("Linked from an image map")),
     exact("/latin1/", static(LATIN1, "text/html; charset=iso-8859-1")),
     exact("/caf\xe9/", page("Caf\xe9", ("/latin1/",))),
+    exact("/robots.txt", static(ROBOTS_TXT, "text/plain; charset=utf-8")),
+    exact("/private/", page("Private", ("/private/drafts/",))),
+    exact("/private/drafts/", page("Drafts: found only by ignoring robots.txt")),
+    exact("/private/open/", page("Open to crawlers")),
 )
 METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
 
@@ -454,13 +471,15 @@ Result = tuple[str, "int | None", "str | None"]
 
 
 def expected_results(
-    root_url: str, pages: int = DEFAULT_PAGES, max_redirect: int = 10
+    root_url: str, pages: int = DEFAULT_PAGES, max_redirect: int = 10, obey_robots: bool = False
 ) -> set[Result]:
     """Return the ``(url, status, next_url)`` of every URL a full crawl records.
 
     ``root_url`` is the address the site is served at, such as
     ``http://127.0.0.1:8000/``; the crawl starts there.  Redirect targets that
-    no page links to are only reached while ``max_redirect`` allows.
+    no page links to are only reached while ``max_redirect`` allows.  With
+    ``obey_robots``, the URLs robots.txt disallows are recorded as skipped:
+    no status, and the pages only they link to are never found.
     """
     base = root_url.rstrip("/")
     archives = math.ceil(pages / ARCHIVE_SIZE)
@@ -479,6 +498,12 @@ def expected_results(
     results.add((base + "/redirect/offsite", 302, "http://example.com/"))
     results.add((base + "/redirect/ftp", 302, "ftp://127.0.0.1/file.txt"))
     results |= _reached_by_redirects(base, max_redirect)
+    results.add((base + "/private/open/", 200, None))
+    disallowed = ["/private/", "/archive/?print=1"]
+    if obey_robots:
+        results |= {(base + path, None, None) for path in disallowed}
+    else:
+        results |= {(base + path, 200, None) for path in [*disallowed, "/private/drafts/"]}
     return results
 
 

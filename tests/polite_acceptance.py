@@ -31,6 +31,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from shared.server import ServerThread
+from shared.site import COUNTERS, expected_results, make_app
 from shared.stats import CrawlLimitReached, RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.servers import PageServer
@@ -111,6 +113,18 @@ class PoliteTests:
         assert pages.requests["/private/b"] == 0
         assert pages.requests["/robots.txt"] == 1
         assert base + "/robots.txt" not in crawler.seen_urls
+        check_each_url_once(crawler)
+
+    def test_full_crawl_obeying_robots_txt_matches_the_oracle(self) -> None:
+        with ServerThread(make_app(60)) as server:
+            crawler = self.crawl([server.url], obey_robots=True, max_tasks=10, max_per_host=4)
+            requests = server.app[COUNTERS].requests
+        expected = expected_results(server.url, 60, obey_robots=True)
+        assert acceptance.results(crawler) == expected
+        not_fetched = {url for url, status, _ in expected if status is None}
+        assert set(skipped(crawler, RobotsDisallowed)) == not_fetched
+        assert requests["/robots.txt"] == 1 and requests["/private/"] == 0
+        assert max(requests.values()) == 1
         check_each_url_once(crawler)
 
     def test_robots_txt_comes_before_the_first_page(self, pages: PageServer) -> None:

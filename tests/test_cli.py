@@ -289,7 +289,7 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "*** Report ***"
     count = finished_count(result.stdout)
-    assert count == 72  # The oracle's size for 20 pages and max_redirect 0.
+    assert count == 75  # The oracle's size for 20 pages and max_redirect 0, robots.txt obeyed.
     assert lines[-1] == f"Oracle: all {count} urls match the test site's expected results."
     assert "Todo: 0" in lines and f"Done: {count}" in lines
     url_lines = lines[1 : 1 + count]
@@ -298,6 +298,12 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(records) == count
     assert sorted(record["url"] for record in records) == [line.split()[0] for line in url_lines]
+    # What the site's robots.txt disallows is skipped, and said so.
+    skipped = [line for line in url_lines if " skipped " in line]
+    assert [line.split(" ", 1)[1] for line in skipped] == ["skipped disallowed by robots.txt"] * 2
+    paths = {line.split()[0].split("/", 3)[3] for line in skipped}
+    assert paths == {"archive/?print=1", "private/"}
+    assert sum(record["skipped"] for record in records) == 2
     # -q: errors only on stderr, no notice.  The redirect chain's limit is
     # an error; following a redirect is INFO.
     assert "redirect limit reached" in result.stderr
@@ -309,7 +315,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
     assert result.stdout.splitlines()[-1] == (
-        "Oracle: all 78 urls match the test site's expected results."
+        "Oracle: all 81 urls match the test site's expected results."
     )
     assert re.search(r"^INFO stage3_asyncio: redirect to http://", result.stderr, re.M)
     assert "redirect limit reached" not in result.stderr
@@ -456,8 +462,18 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(
 
 def test_check_oracle_reports_a_mismatch(capsys: pytest.CaptureFixture[str]) -> None:
     root = "http://127.0.0.1:8000/"
-    crawler = types.SimpleNamespace(max_redirect=10, done=[])
+    options = {"max_redirect": 10, "obey_robots": True, "max_pages": None, "max_depth": None}
+    crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, root, 10) == cli.EXIT_MISMATCH
     out = capsys.readouterr().out
-    assert out.startswith("Oracle: MISMATCH: 58 expected results missing, 0 unexpected")
+    assert out.startswith("Oracle: MISMATCH: 61 expected results missing, 0 unexpected")
     assert len([line for line in out.splitlines() if line.startswith("  missing:")]) == 10
+
+
+def test_check_oracle_is_skipped_when_a_limit_leaves_pages_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    options = {"max_redirect": 10, "obey_robots": True, "max_pages": 5, "max_depth": None}
+    crawler = types.SimpleNamespace(done=[], **options)
+    assert cli.check_oracle(crawler, "http://127.0.0.1:8000/", 10) == cli.EXIT_OK
+    assert capsys.readouterr().out.startswith("Oracle: not checked: --max-pages and --max-depth")

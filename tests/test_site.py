@@ -27,9 +27,11 @@ from aiohttp import web
 from shared.encoding import decode_body, find_encoding
 from shared.http import parse_content_type
 from shared.links import extract_links
+from shared.polite import RobotsRules
 from shared.server import ServerThread
 from shared.site import (
     COUNTERS,
+    ROBOTS_TXT,
     Request,
     Site,
     SiteCounters,
@@ -75,12 +77,37 @@ def by_url(results: set) -> dict:
     return table
 
 
-@pytest.mark.parametrize(("pages", "count"), [(10, 58), (14, 54), (20, 78), (57, 153), (300, 643)])
+@pytest.mark.parametrize(("pages", "count"), [(10, 62), (14, 58), (20, 82), (57, 157), (300, 647)])
 def test_expected_results_count(pages: int, count: int) -> None:
     # 18 fixed pages + the content pages + the archive pages, 6 missing pages,
     # one server error, one slashless redirect per distinct n*7 % pages + 1,
-    # 2 redirects off the site and 10 results of the chain, cycle and join.
+    # 2 redirects off the site, 10 results of the chain, cycle and join, and
+    # 4 pages robots.txt disallows or allows.
     assert len(by_url(expected_results(ROOT, pages))) == count
+    # Obeying robots.txt, /private/drafts/ is never found (only /private/ links to it).
+    assert len(by_url(expected_results(ROOT, pages, obey_robots=True))) == count - 1
+
+
+def test_expected_results_obeying_robots_txt() -> None:
+    table = by_url(expected_results(ROOT, 10, obey_robots=True))
+    assert table[BASE + "/private/"] == table[BASE + "/archive/?print=1"] == (None, None)
+    assert table[BASE + "/private/open/"] == (200, None)
+    assert BASE + "/private/drafts/" not in table
+    ignoring = by_url(expected_results(ROOT, 10))
+    for path in ["/private/", "/private/drafts/", "/private/open/", "/archive/?print=1"]:
+        assert ignoring[BASE + path] == (200, None)
+
+
+def test_the_oracle_skips_exactly_what_the_site_s_robots_txt_disallows() -> None:
+    rules = RobotsRules.parse(ROBOTS_TXT)
+    ignoring = {url for url, _, _ in expected_results(ROOT, 57)}
+    obeying = expected_results(ROOT, 57, obey_robots=True)
+    skipped = {url for url, status, _ in obeying if status is None}
+    assert skipped == {url for url, _, _ in obeying if not rules.allowed(url)}
+    assert len(skipped) == 2
+    # What a crawl ignoring robots.txt fetches beyond them, it finds through them.
+    never_found = {url for url in ignoring if not rules.allowed(url)} - skipped
+    assert never_found == {BASE + "/private/drafts/"}
 
 
 def test_expected_results_every_content_and_archive_page() -> None:
