@@ -179,6 +179,51 @@ PAGES: dict[str, Behaviour] = {
 NOT_FOUND = send(response("404 Not Found", ["Content-Length: 0", "Connection: close"]))
 
 
+# --- robots.txt gone wrong: HostileServer(robots=NAME) serves one of these ---
+
+
+def trickle(data: bytes) -> Behaviour:
+    """Return a behaviour that sends ``data`` one byte per second."""
+
+    async def behaviour(writer: asyncio.StreamWriter) -> None:
+        for byte in data:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(1.0)
+
+    return behaviour
+
+
+def moved(location: str) -> Behaviour:
+    """Return a behaviour that redirects to ``location``."""
+    headers = [f"Location: {location}", "Content-Length: 0", "Connection: close"]
+    return send(response("301 Moved Permanently", headers))
+
+
+ROBOTS_RULES = b"User-agent: *\nDisallow: /ok/next\n"  # What each variant comes down to.
+TEXT = "Content-Type: text/plain"
+# About 700 KB: its last rule lies past the 500 KiB a crawler reads, so it is not obeyed.
+HUGE_ROBOTS = ROBOTS_RULES + b"# filler: many lines of nothing\n" * 22_000 + b"Disallow: /ok\n"
+MALFORMED_ROBOTS = (
+    b"\x00\xff\xfe\x89PNG binary bytes\r\n"
+    b"Disallow: /ok\n"  # No User-agent line before it: a rule for nobody.
+    b"<html><body>Not a robots.txt</body></html>\n"
+    b"User-agent: *\n"
+    b"Crawl-delay: soon\n"  # Not a number: ignored (else the crawl would wait).
+    b"Disallow: /ok/next\n" + b"Allow: /" + b"x" * 100_000 + b"\n"  # A 100 KB line.
+)
+ROBOTS: dict[str, Behaviour] = {
+    "huge": send(page(HUGE_ROBOTS, TEXT)),
+    "slow": trickle(page(ROBOTS_RULES, TEXT)),  # Never done within the timeout.
+    "redirecting": moved("/robots/moved.txt"),  # Then to /robots/final.txt.
+    "malformed": send(page(MALFORMED_ROBOTS, TEXT)),
+}
+ROBOTS_PAGES: dict[str, Behaviour] = {
+    "/robots/moved.txt": moved("/robots/final.txt"),
+    "/robots/final.txt": send(page(ROBOTS_RULES, TEXT)),
+}
+
+
 # --- The server --------------------------------------------------------------
 
 
@@ -188,11 +233,15 @@ class HostileServer(LoopThread):
     ``connections`` counts the connections per request target (the path as
     the client sent it, percent-encoding included).  ``refused_url`` is the
     address of a port that refuses connections, for the one failure a path
-    cannot play.  Raises OSError from ``__enter__`` when it cannot bind.
+    cannot play.  ``robots`` names the ``ROBOTS`` variant to serve as
+    /robots.txt (None: a 404).  Raises OSError from ``__enter__`` when it
+    cannot bind.
     """
 
-    def __init__(self) -> None:
-        self.routes = {**BEHAVIOURS, **PAGES}
+    def __init__(self, robots: str | None = None) -> None:
+        self.routes = {**BEHAVIOURS, **PAGES, **ROBOTS_PAGES}
+        if robots is not None:
+            self.routes["/robots.txt"] = ROBOTS[robots]
         self.connections: Counter[str] = Counter()
         self.port = 0
         super().__init__()

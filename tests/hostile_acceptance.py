@@ -24,6 +24,12 @@ The outcome of each behaviour, the same in every stage:
   byte that is not UTF-8 as ``%XX``).
 - Non-ASCII bytes in headers do not matter; a missing Content-Type is None;
   of duplicate headers the first wins.
+
+A robots.txt gone wrong (``test_hostile_robots_txt``, with ``obey_robots``):
+a huge one is read up to 500 KiB and obeyed that far; a redirecting one is
+followed to its rules; a malformed one is obeyed for the rules that can be
+read; one too slow to arrive within the timeout is unreachable, so nothing on
+the host is fetched.  In every case robots.txt is no page of the report.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawling import BadRedirect
+from shared.stats import RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
 from tests.servers import PageServer
@@ -214,3 +221,31 @@ class HostileServerTests:
         assert (stat.url, stat.status, stat.size) == (root, 200, 10 * 2**20)
         assert isinstance(stat.exception, ResponseTooLarge)
         assert (stat.num_urls, len(crawler.done)) == (0, 1)
+
+    # --- robots.txt ------------------------------------------------------------
+
+    @pytest.mark.parametrize("robots", ["huge", "redirecting", "malformed", "slow"])
+    def test_hostile_robots_txt(self, robots: str) -> None:
+        options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "obey_robots": True}
+        with HostileServer(robots=robots) as hostile:
+            ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
+            start = time.monotonic()
+            crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([ok], **options), 20)
+            elapsed = time.monotonic() - start
+        print(f"robots.txt {robots}: {elapsed:.2f} s")
+        assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
+        stats = acceptance.by_url(crawler)
+        assert set(stats) == crawler.seen_urls and len(stats) == len(crawler.done)
+        assert hostile.url("/robots.txt") not in stats
+        if robots == "slow":  # Unreachable: nothing on the host is fetched.
+            assert list(stats) == [ok] and isinstance(stats[ok].exception, RobotsDisallowed)
+            assert str(stats[ok].exception).startswith("robots.txt unreachable (TimeoutError")
+            assert (hostile.connections["/robots.txt"], hostile.connections["/ok"]) == (2, 0)
+            return
+        assert (stats[ok].status, stats[ok].exception) == (200, None)  # Past 500 KiB: not read.
+        assert isinstance(stats[ok_next].exception, RobotsDisallowed)
+        assert hostile.connections["/ok/next"] == 0
+        assert hostile.connections["/robots.txt"] == 1
+        if robots == "redirecting":
+            moved, final = "/robots/moved.txt", "/robots/final.txt"
+            assert hostile.connections[moved] == hostile.connections[final] == 1
