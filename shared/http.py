@@ -23,15 +23,21 @@ from __future__ import annotations
 import dataclasses
 import re
 import urllib.parse
+import zlib
 
 USER_AGENT = "crawler-tutorial/1.0"
+# No stage sends an Upgrade header, so a 101 answers nothing that was asked.
+UNASKED_UPGRADE = "101 Switching Protocols, but no upgrade was asked for"
+# Every stage asks for these codings and decodes them (see BodyDecoder).
+ACCEPT_ENCODING = "gzip, deflate"
 MAX_HEAD_SIZE = 64 * 1024  # Bytes before the blank line; more is an error.
 # aiohttp's limits (its max_line_size, max_field_size and max_headers).
 MAX_LINE_SIZE = 8190  # Bytes in the status line, and in a header's name and value.
 MAX_HEADERS = 128
 TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # A header name (RFC 9110).
 FORBIDDEN_IN_VALUE = re.compile(rb"[\0\r\n]")
-STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([1-9][0-9][0-9])(?: [^\r\n]*)?\Z")
+# Any three digits: a code outside 100-599 is the server's error, recorded as sent.
+STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([0-9][0-9][0-9])(?: [^\r\n]*)?\Z")
 CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 # Bytes a request target may not hold as they are: controls, space, non-ASCII.
 NOT_IN_TARGET = re.compile("[^\x21-\x7e]")
@@ -72,7 +78,7 @@ def request_target(url: str) -> tuple[str, int, str]:
     # the target is the URL the crawl stored.  Only what no request line may
     # hold is percent-encoded, which a normalized URL never has.
     target = parts.path or "/"
-    if parts.query or url.endswith("?"):
+    if parts.query:
         target += "?" + parts.query
     return parts.hostname, port, NOT_IN_TARGET.sub(_percent_encode, target)
 
@@ -99,7 +105,7 @@ def build_request(url: str, user_agent: str = USER_AGENT) -> bytes:
         f"Host: {host_header}",
         f"User-Agent: {user_agent}",
         "Accept: */*",
-        "Accept-Encoding: identity",
+        f"Accept-Encoding: {ACCEPT_ENCODING}",
         "Connection: close",
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
@@ -164,6 +170,89 @@ def _quoted_string(text: str) -> tuple[str, str]:
 # --8<-- [end:parse_content_type]
 
 
+# --8<-- [start:body_decoder]
+class BodyDecoder:
+    """Undo a body's content coding (gzip or deflate) as its bytes arrive.
+
+    ``limit`` bounds the decoded bytes returned in all: a small compressed
+    body that would expand to gigabytes (a "zip bomb") costs no more memory
+    than ``limit`` and one network read, because zlib is asked for no more
+    than what is left.  Without a coding, with ``identity`` or with a coding
+    this class does not decode, bytes pass through as they came.  ``decode``
+    and ``finish`` raise BadResponse for data that is not in its coding.
+    """
+
+    def __init__(self, content_encoding: str | None, limit: int) -> None:
+        coding = (content_encoding or "").strip().lower()
+        self.coding = CODINGS.get(coding)  # None: passed through.
+        self.limit = limit
+        self.produced = 0  # Decoded bytes returned so far.
+        self._zlib: zlib._Decompress | None = None
+        self._pending = b""  # Compressed bytes not yet given to zlib.
+        self._ended = False  # The compressed stream is complete.
+
+    def decode(self, data: bytes) -> bytes:
+        """Return the decoded bytes that ``data`` adds, within the limit."""
+        room = self.limit - self.produced
+        if self.coding is None or room <= 0:
+            out = data[: max(room, 0)]
+            self.produced += len(out)
+            return out
+        self._pending += data
+        pieces = []
+        while self._pending and not self._ended and self.produced < self.limit:
+            if self._zlib is None and not self._start():
+                break  # Too few bytes to tell zlib from raw deflate yet.
+            assert self._zlib is not None
+            try:
+                # max_length: never more than the limit allows (0 would mean no limit).
+                piece = self._zlib.decompress(self._pending, self.limit - self.produced)
+            except zlib.error as error:
+                raise BadResponse(f"body is not valid {self.coding}: {error}") from None
+            self.produced += len(piece)
+            pieces.append(piece)
+            self._pending = self._zlib.unconsumed_tail or self._zlib.unused_data
+            if self._zlib.eof:
+                self._next_member()
+        return b"".join(pieces)
+
+    def finish(self) -> bytes:
+        """Note the end of the body; raises BadResponse if the compressed data stops early."""
+        cut = self.produced >= self.limit
+        started = self._zlib is not None or self._ended
+        if self.coding is not None and not cut and started and not self._ended:
+            raise BadResponse(f"{self.coding} body ends before its compressed data does")
+        return b""
+
+    def _start(self) -> bool:
+        """Make the zlib decompressor for the next stream; False until the format is known."""
+        if self.coding == "gzip":
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif len(self._pending) < 2:
+            return False
+        else:
+            # 'deflate' should be a zlib stream, but many servers send raw
+            # deflate: a zlib header is two bytes whose value is a multiple of 31.
+            first, second = self._pending[0], self._pending[1]
+            wrapped = first & 0x0F == 8 and (first << 8 | second) % 31 == 0
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        return True
+
+    def _next_member(self) -> None:
+        """After one compressed stream: another gzip member may follow; anything else ends it."""
+        self._zlib = None
+        if self.coding != "gzip" or not self._pending.startswith(b"\x1f\x8b"):
+            self._ended = True  # Bytes after the end of the data are ignored, as browsers do.
+            self._pending = b""
+
+
+# The codings decoded, by the names a Content-Encoding header uses for them.
+CODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
+
+
+# --8<-- [end:body_decoder]
+
+
 class ResponseParser:
     """Build one ``Response`` from the bytes of a server's answer.
 
@@ -183,6 +272,8 @@ class ResponseParser:
         self._body = bytearray()
         self._truncated = False
         self._length: int | None = None  # Content-Length, when given.
+        self._received = 0  # Body bytes received as sent, before decoding.
+        self._decoder = BodyDecoder(None, max_size + 1)
         self._chunked = False
         # Bytes left in the current chunk; -1: a size line comes next,
         # -2: the line break that ends a chunk's data comes next.
@@ -209,8 +300,8 @@ class ResponseParser:
             raise BadResponse("connection closed before the end of the response head")
         if self._chunked or self._length is not None:
             expected = "" if self._chunked else f" of {self._length}"
-            raise BadResponse(f"connection closed after {len(self._body)}{expected} body bytes")
-        self.done = True  # Without a length, the body ends with the connection.
+            raise BadResponse(f"connection closed after {self._received}{expected} body bytes")
+        self._end_body()  # Without a length, the body ends with the connection.
 
     def response(self) -> Response:
         """Return the parsed response; only valid once ``done`` is true."""
@@ -230,6 +321,10 @@ class ResponseParser:
         if len(lines) - 1 > MAX_HEADERS:
             raise BadResponse(f"more than {MAX_HEADERS} headers")
         headers = _parse_header_lines(lines[1:])
+        if status == 101:
+            # Only an answer to a request with an Upgrade header, which no stage sends;
+            # what follows it would not be HTTP.
+            raise BadResponse(UNASKED_UPGRADE)
         if 100 <= status < 200:
             self._parse_head()  # An interim response; the real one follows.
             return
@@ -252,17 +347,20 @@ class ResponseParser:
             if not (value.isascii() and value.isdigit()):  # Not '²', a digit to isdigit.
                 raise BadResponse(f"bad Content-Length {value!r}")
             self._length = int(value)
+        self._decoder = BodyDecoder(headers.get("content-encoding"), self.max_size + 1)
 
     def _parse_body(self) -> None:
         """Move received bytes into the body, as the framing allows."""
         if self._chunked:
             self._parse_chunks()
-        else:
-            self._append(self._buffer)
-            self._buffer.clear()
-            if self._length is not None and len(self._body) >= self._length:
-                del self._body[self._length :]
-                self.done = True
+            return
+        data = self._buffer
+        if self._length is not None:
+            data = data[: self._length - self._received]  # Bytes past the body are not ours.
+        self._append(bytes(data))
+        self._buffer.clear()
+        if self._length is not None and self._received >= self._length and not self.done:
+            self._end_body()
 
     def _parse_chunks(self) -> None:
         """Decode as many chunks of a chunked body as have arrived."""
@@ -276,7 +374,7 @@ class ResponseParser:
                 self._chunk_left = _parse_chunk_size(self._buffer[:line_end])
                 del self._buffer[: line_end + 1]
                 if self._chunk_left == 0:
-                    self.done = True  # The last chunk; trailers are ignored.
+                    self._end_body()  # The last chunk; trailers are ignored.
             elif self._chunk_left > 0:  # The chunk's data.
                 piece = self._buffer[: self._chunk_left]
                 del self._buffer[: len(piece)]
@@ -291,8 +389,18 @@ class ResponseParser:
                 self._chunk_left = -1
 
     def _append(self, data: bytes | bytearray) -> None:
-        """Add body bytes, ending the response once it exceeds max_size."""
-        self._body += data
+        """Decode body bytes and add them, ending the response once it exceeds max_size."""
+        self._received += len(data)
+        self._keep(self._decoder.decode(bytes(data)))
+
+    def _end_body(self) -> None:
+        """End the body where its framing says; raises BadResponse for cut-off compressed data."""
+        self._keep(self._decoder.finish())
+        self.done = True
+
+    def _keep(self, decoded: bytes) -> None:
+        """Add decoded bytes to the body; past max_size, cut it there and end the response."""
+        self._body += decoded
         if len(self._body) > self.max_size:
             del self._body[self.max_size :]
             self._truncated = True
@@ -325,7 +433,7 @@ def _parse_header_lines(lines: list[bytes]) -> dict[str, str]:
     limit and for a second Content-Length, equal or not.
     """
     headers: dict[str, str] = {}
-    for line in lines:
+    for line in _unfold(lines):
         name, colon, value = line.partition(b":")
         value = value.lstrip(b" \t")
         if not colon or not TOKEN.fullmatch(name) or FORBIDDEN_IN_VALUE.search(value):
@@ -337,6 +445,25 @@ def _parse_header_lines(lines: list[bytes]) -> dict[str, str]:
             raise BadResponse("Content-Length sent twice")
         headers.setdefault(key, value.rstrip(b" \t").decode("utf-8", "surrogateescape"))
     return headers
+
+
+def _unfold(lines: list[bytes]) -> list[bytes]:
+    """Join each folded line (one starting with a space or tab) to the line before it.
+
+    Folding a header over several lines is obsolete (RFC 9112, section 5.2),
+    but a client may still accept it.  The line break goes and the spaces
+    or tabs after it stay, as in aiohttp.  Raises BadResponse when the
+    first header line is folded: it has nothing to continue.
+    """
+    unfolded: list[bytes] = []
+    for line in lines:
+        if line[:1] in (b" ", b"\t"):
+            if not unfolded:
+                raise BadResponse(f"bad header line {line[:100]!r}: folded, but first")
+            unfolded[-1] += line
+        else:
+            unfolded.append(line)
+    return unfolded
 
 
 def _parse_chunk_size(line: bytes | bytearray) -> int:

@@ -31,14 +31,16 @@ def normalize_url(url: str, base: str | None = None) -> str:
     and host lower-cased (a Unicode host in its ASCII ``xn--`` form), the
     scheme's default port dropped, an empty path made ``/``, dot segments
     resolved, spaces and non-ASCII characters percent-encoded as UTF-8, and
-    existing ``%XX`` kept as written.  Raises ValueError for what a browser
+    existing ``%XX`` kept as written, an empty query dropped.  Raises
+    ValueError for what a browser
     could not parse either (a bad port, a broken host, a relative URL
     without a base).
     """
     href = ada_url.URL(url).href if base is None else ada_url.join_url(base, url)
     # A serialized URL writes every '#' of its path and query as %23: the
-    # first one left starts the fragment.
-    return href.partition("#")[0]
+    # first one left starts the fragment.  A '?' left at the end is an empty
+    # query, which yarl (stage 3) cannot send: the normal form drops it.
+    return href.partition("#")[0].removesuffix("?")
 
 
 # --8<-- [end:normalize_url]

@@ -19,14 +19,16 @@ from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
+import yarl
 
 from shared.crawling import CrawlerBase
-from shared.http import Response
+from shared.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.stats import failure
+from stage3_asyncio.connections import STALE_ERRORS, Attempt, CarefulConnector, pool_tracing
 
 LOGGER = logging.getLogger("stage3_asyncio")
-NETWORK_ERRORS = (aiohttp.ClientError, TimeoutError)  # Worth another try.
+NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
 
 
 # --8<-- [start:crawler]
@@ -55,11 +57,17 @@ class Crawler(CrawlerBase):
     # --8<-- [start:crawl]
     async def crawl(self) -> None:
         """Run the crawl until every queued URL is done."""
-        connector = aiohttp.TCPConnector(limit=self.max_tasks)
+        connector = CarefulConnector(limit=self.max_tasks)  # See connections.py.
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
+        # auto_decompress=False: the body is decoded by shared.http.BodyDecoder,
+        # as in stages 1 and 2, so max_size bounds the decoded bytes.
         async with aiohttp.ClientSession(
-            connector=connector, timeout=timeout, headers=headers
+            connector=connector,
+            timeout=timeout,
+            headers=headers,
+            auto_decompress=False,
+            trace_configs=[pool_tracing()],
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
             # crawler counts its own tries, so turn that off (aiohttp's own
@@ -177,25 +185,62 @@ class Crawler(CrawlerBase):
     async def request(self, url: str, max_size: int) -> Response:
         """GET ``url`` once, without following redirects.
 
-        Reads at most ``max_size + 1`` bytes of the body: enough to tell that
-        it is too long.  Raises aiohttp.ClientError or TimeoutError.
+        Reads at most ``max_size + 1`` bytes of the decoded body: enough to
+        tell that it is too long.  Raises aiohttp.ClientError, BadResponse
+        or TimeoutError.
         """
-        assert self.session is not None, "request() runs only inside crawl()"
         self.in_flight += 1
         try:
-            async with self.session.get(url, allow_redirects=False) as response:
-                body = await response.content.read(max_size + 1)
-                while len(body) <= max_size and not response.content.at_eof():
-                    body += await response.content.read(max_size + 1 - len(body))
-                truncated = len(body) > max_size
+            async with await self.send(url) as response:
+                if response.status == 101:
+                    raise BadResponse(UNASKED_UPGRADE)
                 headers = {
                     name.lower(): value for name, value in reversed(response.headers.items())
                 }
+                body = await read_body(response, headers.get("content-encoding"), max_size)
+                truncated = len(body) > max_size
                 return Response(response.status, headers, body[:max_size], truncated)
         finally:
             self.in_flight -= 1
 
+    async def send(self, url: str) -> aiohttp.ClientResponse:
+        """Send a GET for ``url``; return the response once its head has arrived.
+
+        A kept connection that the server had closed costs no try: the
+        request goes again on another connection (connections.py says why).
+        Raises aiohttp.ClientError or TimeoutError.
+        """
+        assert self.session is not None, "send() runs only inside crawl()"
+        # encoded=True: yarl sends the URL exactly as stored, without quoting
+        # or normalizing it again ('%7e' stays '%7e', '/a/../b' is not re-resolved).
+        target = yarl.URL(url, encoded=True)
+        while True:  # Ends: each stale connection is dropped, and the pool is finite.
+            attempt = Attempt()
+            try:
+                return await self.session.get(
+                    target, allow_redirects=False, trace_request_ctx=attempt
+                )
+            except STALE_ERRORS:
+                if not attempt.reused:
+                    raise
+                LOGGER.debug("kept connection for %s was closed; sending again", url)
+
     # --8<-- [end:request]
+
+
+async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_size: int) -> bytes:
+    """Read and decode a body, stopping once it is longer than ``max_size``.
+
+    Raises BadResponse for a body that is not in its content coding.
+    """
+    decoder = BodyDecoder(coding, max_size + 1)
+    body = bytearray()
+    async for data in response.content.iter_any():
+        body += decoder.decode(data)
+        if len(body) > max_size:
+            return bytes(body)  # Cut: the connection closes with the rest unread.
+    body += decoder.finish()
+    return bytes(body)
 
 
 # --8<-- [start:entry]

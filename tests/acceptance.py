@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import gzip
 import logging
 import os
 import re
@@ -531,6 +532,31 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
         root = pages.add_page("/", body=body, content_type="text/html; charset=utf-8")
         crawler = self.crawl([root])
         assert pages.url + "after" in crawler.seen_urls
+
+    def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
+        # Kept as the normal form writes them: %7e, %2F and "|".
+        paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]
+        root = pages.add_page("/", paths)
+        crawler = self.crawl([root])
+        assert crawler.seen_urls == {root} | {root.rstrip("/") + path for path in paths}
+        assert sorted(pages.targets) == sorted(["/", *paths]), "a URL was re-encoded on the wire"
+
+    def test_every_stage_asks_for_gzip_and_deflate_and_decodes_them(
+        self, pages: PageServer
+    ) -> None:
+        asked = []
+        body = b'<a href="/next">next</a>' * 100
+
+        async def compressed(request: web.Request) -> web.StreamResponse:
+            asked.append(request.headers.get("Accept-Encoding"))
+            headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+            return web.Response(body=gzip.compress(body), headers=headers)
+
+        root = pages.add_handler("/", compressed)
+        crawler = self.crawl([root])
+        stat = by_url(crawler)[root]
+        assert asked == ["gzip, deflate"]
+        assert (stat.status, stat.size, stat.num_urls) == (200, len(body), 1)  # Decoded.
 
     def test_unknown_charset_does_not_break_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"], content_type="text/html; charset=no-such-codec")

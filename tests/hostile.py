@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import socket
 import struct
+import zlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -27,6 +29,8 @@ from types import TracebackType
 from shared.server import LoopThread
 
 Behaviour = Callable[[asyncio.StreamWriter], Awaitable[None]]
+# A behaviour that keeps the connection open and reads the requests that follow.
+KeptBehaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 FILLER = b"<p>" + b"filler " * 1000 + b"</p>\n"  # About 7 KB of endless body.
 UTF8_LOCATION = "/landing page/caf\xe9"  # Sent as UTF-8 bytes; requested percent-encoded.
@@ -102,6 +106,74 @@ async def close_at_once(writer: asyncio.StreamWriter) -> None:
     """Close the connection before sending anything."""
 
 
+# --- Compressed bodies ----------------------------------------------------------
+
+LINK = b'<a href="/ok/next">next</a>'  # The body of the well-behaved pages, 27 bytes.
+
+
+def encoded_page(coding: str, payload: bytes) -> bytes:
+    """Return a 200 HTML response whose body is ``payload`` in the content ``coding``."""
+    return page(payload, "Content-Type: text/html; charset=utf-8", f"Content-Encoding: {coding}")
+
+
+def raw_deflate(data: bytes) -> bytes:
+    """Return ``data`` as raw deflate, without the zlib wrapper some servers leave out."""
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+async def gzip_bomb(writer: asyncio.StreamWriter) -> None:
+    """Send a gzip body of about 2 MB that expands to 2 GB of zeros."""
+    member = gzip.compress(b"\0" * 10_000_000)  # About 10 KB: one gzip member.
+    head = "Content-Type: text/html", "Content-Encoding: gzip", "Connection: close"
+    writer.write(response("200 OK", [*head, f"Content-Length: {200 * len(member)}"]))
+    for _ in range(200):  # Members in a row are one body: 200 times 10 MB.
+        writer.write(member)
+        await writer.drain()
+
+
+# --- Connections kept alive -------------------------------------------------------
+
+
+def kept_page(body: bytes) -> bytes:
+    """Return a complete 200 HTML response that leaves the connection open."""
+    headers = ["Content-Type: text/html; charset=utf-8", f"Content-Length: {len(body)}"]
+    return response("200 OK", headers, body)
+
+
+KEPT_PAGES = {"/kept/next": kept_page(b"<p>the end</p>")}
+UNASKED = kept_page(b'<a href="/kept/unasked">never asked for</a>')
+
+
+async def answer_kept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer each further request on the connection, keeping it open, until the client closes."""
+    while True:
+        head = await reader.readuntil(b"\r\n\r\n")
+        target = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("latin-1")
+        writer.write(KEPT_PAGES.get(target, response("404 Not Found", ["Content-Length: 0"])))
+        await writer.drain()
+
+
+async def unsolicited_response(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer, then at once send a second response nobody asked for; keep serving."""
+    writer.write(kept_page(b'<a href="/kept/next">next</a>'))
+    writer.write(UNASKED)
+    await writer.drain()
+    await answer_kept(reader, writer)
+
+
+async def close_when_idle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer as if the connection stayed open, then close it while the client holds it idle."""
+    writer.write(kept_page(b'<a href="/kept/next">next</a>'))
+    await writer.drain()
+
+
+KEPT_ALIVE: dict[str, KeptBehaviour] = {
+    "/kept/unsolicited-response": unsolicited_response,
+    "/kept/close-when-idle": close_when_idle,
+}
+
+
 # --- The paths ---------------------------------------------------------------
 
 BEHAVIOURS: dict[str, Behaviour] = {
@@ -169,12 +241,51 @@ BEHAVIOURS: dict[str, Behaviour] = {
     ),
 }
 
+BEHAVIOURS.update(
+    {
+        # Compressed bodies: decoded by every stage, max_size counting decoded bytes.
+        "/gzip": send(encoded_page("gzip", gzip.compress(LINK))),
+        "/deflate": send(encoded_page("deflate", zlib.compress(LINK))),
+        "/deflate-raw": send(encoded_page("deflate", raw_deflate(LINK))),
+        "/gzip-bomb": gzip_bomb,
+        "/gzip-broken": send(encoded_page("gzip", b"\x1f\x8b not gzip after all")),
+        # Wire formats every stage reads alike.
+        "/folded-header": send(
+            response(
+                "200 OK",
+                [
+                    "Content-Type: text/html;",
+                    "  charset=utf-8",
+                    "Content-Length: 27",
+                    "Connection: close",
+                ],
+                LINK,
+            )
+        ),
+        "/interim-responses": send(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
+            + page(LINK)
+        ),
+        "/unasked-101": send(
+            response("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade"])
+            + page(LINK)
+        ),
+        "/status-600": send(
+            response("600 Beyond", ["Content-Type: text/html", "Content-Length: 27"], LINK)
+        ),
+        "/status-099": send(
+            response("099 Below", ["Content-Type: text/html", "Content-Length: 27"], LINK)
+        ),
+    }
+)
+
 # Well-behaved pages: what a crawl goes on with, and where the redirects land.
 PAGES: dict[str, Behaviour] = {
     "/ok": send(page(b'<a href="/ok/next">next</a>')),
     "/ok/next": send(page(b"<p>the end</p>")),
     "/landing%20page/caf%C3%A9": send(page(b"<p>landed</p>")),
     "/landing/caf%E9": send(page(b"<p>landed</p>")),
+    "/kept/next": send(page(b"<p>the end</p>")),  # When asked on a new connection.
 }
 NOT_FOUND = send(response("404 Not Found", ["Content-Length: 0", "Connection: close"]))
 
@@ -228,7 +339,7 @@ ROBOTS_PAGES: dict[str, Behaviour] = {
 
 
 class HostileServer(LoopThread):
-    """A context manager serving ``BEHAVIOURS`` and ``PAGES`` from a thread.
+    """A context manager serving ``BEHAVIOURS``, ``KEPT_ALIVE`` and ``PAGES`` from a thread.
 
     ``connections`` counts the connections per request target (the path as
     the client sent it, percent-encoding included).  ``refused_url`` is the
@@ -287,7 +398,10 @@ class HostileServer(LoopThread):
             head = await reader.readuntil(b"\r\n\r\n")
             target = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("latin-1")
             self.connections[target] += 1
-            await _until_peer_closes(self.routes.get(target, NOT_FOUND)(writer), reader)
+            if target in KEPT_ALIVE:  # It reads the requests that follow itself.
+                await KEPT_ALIVE[target](reader, writer)
+            else:
+                await _until_peer_closes(self.routes.get(target, NOT_FOUND)(writer), reader)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, IndexError):
             pass  # The client went away or sent no request: nothing to play.
         finally:

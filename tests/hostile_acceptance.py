@@ -24,6 +24,15 @@ The outcome of each behaviour, the same in every stage:
   byte that is not UTF-8 as ``%XX``).
 - Non-ASCII bytes in headers do not matter; a missing Content-Type is None;
   of duplicate headers the first wins.
+- gzip and deflate bodies (zlib-wrapped or raw) are decoded; size and
+  ``max_size`` count decoded bytes, so a gzip bomb is cut at ``max_size``;
+  a body that is not in its coding is a network failure.
+- A folded header line is joined to the one before; interim 1xx responses
+  are skipped; a 101 nobody asked for is a network failure; a status
+  outside 100-599 is recorded with its code, as a server error.
+- On a kept-alive connection (stage 3), a response nobody asked for is never
+  read as the answer to the next request, and a connection the server
+  closed while it was idle costs no try.
 
 A robots.txt gone wrong (``test_hostile_robots_txt``, with ``obey_robots``):
 a huge one is read up to 500 KiB and obeyed that far; a redirecting one is
@@ -79,6 +88,7 @@ class Outcome:
 
 
 OK_PAGE = {"status": 200, "error": None, "tries": 1, "size": 27, "content_type": "text/html"}
+NEVER_ASKED = "/kept/unasked"  # Linked only from a response sent unasked.
 OUTCOMES = [
     Outcome("/close-before-head"),
     Outcome("/close-mid-body"),
@@ -110,6 +120,20 @@ OUTCOMES = [
     Outcome("/duplicate-headers", **OK_PAGE, num_urls=1),
     Outcome("/conflicting-length"),
     Outcome("/length-and-chunked"),
+    # Compressed bodies: decoded; size and max_size count decoded bytes.
+    Outcome("/gzip", **OK_PAGE, num_urls=1),
+    Outcome("/deflate", **OK_PAGE, num_urls=1),
+    Outcome("/deflate-raw", **OK_PAGE, num_urls=1),
+    Outcome("/gzip-bomb", 200, CUT, 1, MAX_SIZE, "text/html"),
+    Outcome("/gzip-broken"),
+    # Wire formats read alike by every stage.
+    Outcome("/folded-header", **OK_PAGE, num_urls=1),
+    Outcome("/interim-responses", **OK_PAGE, num_urls=1),
+    Outcome("/unasked-101"),
+    Outcome("/status-600", 600, None, 1, 27, "text/html"),
+    Outcome("/status-099", 99, None, 1, 27, "text/html"),
+    # Connections kept alive (stage 3): what follows an answer is no answer.
+    Outcome("/kept/unsolicited-response", **{**OK_PAGE, "size": 29}, num_urls=1),
 ]
 
 
@@ -124,6 +148,11 @@ def error_kind(error: BaseException | None) -> str | None:
     if isinstance(error, TimeoutError):
         return TIMEOUT_ERROR
     return NETWORK
+
+
+def results_of(crawler: Any) -> set[tuple[str, int | None]]:
+    """Return the ``(url, status)`` pairs a crawl recorded."""
+    return {(stat.url, stat.status) for stat in crawler.done}
 
 
 def peak_rss_mb() -> float:
@@ -159,6 +188,7 @@ class HostileServerTests:
         urls = [stat.url for stat in crawler.done]
         assert urls.count(url) == 1
         assert sorted(urls) == sorted(crawler.seen_urls), "a URL recorded twice or never"
+        assert hostile.url(NEVER_ASKED) not in crawler.seen_urls, "an unasked response was read"
         stats = acceptance.by_url(crawler)
         assert (stats[ok].status, stats[ok_next].status) == (200, 200), "the crawl stopped"
         stat = stats[url]
@@ -182,6 +212,11 @@ class HostileServerTests:
             assert hostile.connections[outcome.fetched] == 1
         elif next_url is not None:
             assert next_url not in crawler.seen_urls
+
+    def test_a_kept_connection_closed_while_idle_costs_no_try(self, hostile: HostileServer) -> None:
+        root = hostile.url("/kept/close-when-idle")
+        crawler = self.crawl([root], max_tries=1, max_tasks=1, timeout=TIMEOUT)
+        assert results_of(crawler) == {(root, 200), (hostile.url("/kept/next"), 200)}
 
     # --- Size ------------------------------------------------------------------
 

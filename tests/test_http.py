@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
+
 import pytest
 
 from shared.http import (
     MAX_HEAD_SIZE,
     USER_AGENT,
     BadResponse,
+    BodyDecoder,
     Response,
     ResponseParser,
     build_request,
@@ -31,7 +35,7 @@ def test_build_request_is_an_http_1_0_get() -> None:
         "Host: example.com",
         f"User-Agent: {USER_AGENT}",
         "Accept: */*",
-        "Accept-Encoding: identity",
+        "Accept-Encoding: gzip, deflate",
         "Connection: close",
     ]
 
@@ -307,7 +311,6 @@ def test_bad_content_length(value: bytes) -> None:
     [
         b"HTTP/2 200 OK",
         b"HTTP/1.1 20 OK",
-        b"HTTP/1.1 099 Low",
         b"HTTP/1.1 2000 OK",
         b"HTTP/1.1  200 OK",
         b"http/1.1 200 OK",
@@ -428,3 +431,122 @@ def test_response_before_done_is_an_error() -> None:
 )  # fmt: skip
 def test_parse_content_type(value: str | None, parsed: tuple[str | None, dict]) -> None:
     assert parse_content_type(value) == parsed
+
+
+# --- Statuses and headers every stage reads alike -------------------------------------
+
+
+@pytest.mark.parametrize("status", [0, 99, 600, 999])
+def test_a_status_outside_100_to_599_is_a_response_with_its_code(status: int) -> None:
+    response = parse_all(b"HTTP/1.1 %03d Odd\r\nContent-Length: 2\r\n\r\nok" % status)
+    assert (response.status, response.body) == (status, b"ok")
+
+
+def test_early_hints_are_skipped_too() -> None:
+    data = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s>\r\n\r\n"
+    data += b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    response = parse_all(data)
+    assert (response.status, response.headers, response.body) == (
+        200,
+        {"content-length": "2"},
+        b"ok",
+    )
+
+
+def test_a_101_nobody_asked_for_is_a_bad_response() -> None:
+    data = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n"
+    assert "101" in parse_error(data + b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+
+def test_folded_header_lines_are_joined_to_the_line_before() -> None:
+    data = b"HTTP/1.1 200 OK\r\nContent-Type: text/html;\r\n \t charset=gbk\r\n"
+    data += b"X-Long: a\r\n\tb\r\n c\r\nContent-Length: 0\r\n\r\n"
+    headers = parse_all(data).headers
+    assert headers["content-type"] == "text/html; \t charset=gbk"
+    assert headers["x-long"] == "a\tb c"
+
+
+# --- Compressed bodies -----------------------------------------------------------------
+
+TEXT = b"<p>" + b"compressible " * 500 + b"</p>"
+
+
+def compressed(coding: str, data: bytes = TEXT) -> bytes:
+    """Return ``data`` in a content coding: gzip, zlib-wrapped deflate or raw deflate."""
+    if coding == "gzip":
+        return gzip.compress(data)
+    wbits = zlib.MAX_WBITS if coding == "deflate" else -zlib.MAX_WBITS
+    packer = zlib.compressobj(wbits=wbits)
+    return packer.compress(data) + packer.flush()
+
+
+def parse_all(data: bytes, max_size: int = 100_000, pieces: int = 1) -> Response:
+    """Parse a whole response fed in ``pieces`` parts, then the end of the connection."""
+    parser = ResponseParser(max_size)
+    step = max(1, len(data) // pieces)
+    for start in range(0, len(data), step):
+        parser.feed_data(data[start : start + step])
+    parser.feed_eof()
+    return parser.response()
+
+
+@pytest.mark.parametrize("pieces", [1, 7, 1000])
+@pytest.mark.parametrize(
+    ("header", "coding"),
+    [("gzip", "gzip"), ("x-gzip", "gzip"), ("deflate", "deflate"), ("DEFLATE", "raw")],
+)
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_compressed_bodies_are_decoded(header: str, coding: str, framing: str, pieces: int) -> None:
+    payload = compressed(coding)
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\n" % header.encode()
+    if framing == "length":
+        head += b"Content-Length: %d\r\n" % len(payload)
+    elif framing == "chunked":
+        head += b"Transfer-Encoding: chunked\r\n"
+        payload = b"%x\r\n%s\r\n0\r\n\r\n" % (len(payload), payload)
+    response = parse_all(head + b"\r\n" + payload, pieces=pieces)
+    assert (response.body, response.truncated) == (TEXT, False)
+
+
+def test_a_gzip_bomb_is_cut_at_max_size_of_decoded_bytes() -> None:
+    payload = compressed("gzip", b"\0" * 50_000_000)  # About 50 KB that expand 1000 times.
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+    response = parse_all(head % len(payload) + payload, max_size=1000, pieces=10)
+    assert (len(response.body), response.truncated) == (1000, True)
+
+
+def test_body_decoder_never_returns_more_than_its_limit() -> None:
+    decoder = BodyDecoder("gzip", 10_000)
+    payload = compressed("gzip", b"x" * 10_000_000)
+    sizes = [len(decoder.decode(payload[start : start + 512])) for start in range(0, 4096, 512)]
+    assert sum(sizes) == 10_000 and decoder.produced == 10_000
+
+
+def test_gzip_members_in_a_row_are_one_body_and_trailing_bytes_are_ignored() -> None:
+    decoder = BodyDecoder("gzip", 100)
+    data = gzip.compress(b"one ") + gzip.compress(b"two") + b"\0\0junk"
+    assert decoder.decode(data) + decoder.finish() == b"one two"
+
+
+@pytest.mark.parametrize("header", [None, "identity", "br", "gzip, gzip", "compress"])
+def test_other_codings_pass_through_as_sent(header: str | None) -> None:
+    decoder = BodyDecoder(header, 5)
+    assert decoder.decode(b"\x1f\x8bnot") + decoder.decode(b" decoded") + decoder.finish() == (
+        b"\x1f\x8bnot"
+    )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"not gzip at all", gzip.compress(TEXT)[:-30]],
+    ids=["garbage", "cut short"],
+)
+def test_a_body_not_in_its_coding_is_a_bad_response(payload: bytes) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+    with pytest.raises(BadResponse):
+        parse_all(head % len(payload) + payload)
+
+
+def test_an_empty_body_with_a_coding_is_empty() -> None:
+    response = parse_all(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\n\r\n")
+    assert response.body == b""

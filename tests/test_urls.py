@@ -37,7 +37,8 @@ from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, u
         ("http://0x7f.1/", "http://127.0.0.1/"),  # An IPv4 address in any notation.
         ("http:example.com/x", "http://example.com/x"),
         ("http://example.com/a\tb\n", "http://example.com/ab"),  # Tabs, newlines dropped.
-        ("http://example.com/?", "http://example.com/?"),  # An empty query is kept.
+        ("http://example.com/a?", "http://example.com/a"),  # An empty query is dropped.
+        ("http://example.com/a%3F?#x", "http://example.com/a%3F"),
     ],
 )
 def test_normalize_url(url: str, normal: str) -> None:
