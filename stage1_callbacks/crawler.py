@@ -14,6 +14,12 @@ object: the try count and redirect budget of a URL on its ``Job``, the
 socket and the bytes read on its ``Fetcher``, the requests in flight on the
 ``Crawler``.  The retry loop is spread over ``fetch`` and ``on_response``.
 
+Politeness (robots.txt, a delay and a limit per host) is decided in
+``shared.polite``; this stage waits for it the callback way: a page whose
+host's robots.txt is not known yet is parked in a list, a request whose
+host is busy waits in the host's line, and a request that must wait for
+the delay is a ``call_later`` timer.
+
 Left out compared with asyncio (stage 3): futures, tasks and coroutines;
 a queue with ``join()`` (the crawler counts what is in flight itself);
 cancellation (only Ctrl-C, which closes every socket); keep-alive
@@ -139,6 +145,7 @@ class Crawler(CrawlerBase):
     # --8<-- [end:begin]
 
     # --8<-- [start:fetch]
+    # --8<-- [start:turn]
     def fetch(self, job: Job) -> None:
         """Start try number ``job.attempt`` once its host has a free slot.
 
@@ -172,6 +179,15 @@ class Crawler(CrawlerBase):
             raise
         self.jobs[fetcher] = job
 
+    def free_slot(self, url: str) -> None:
+        """End a request at ``url``'s host; the next job in its line takes the slot."""
+        line = self.host_lines[origin_of(url)]
+        line.in_flight -= 1
+        if line.waiting:
+            self.fetch(line.waiting.popleft())
+
+    # --8<-- [end:turn]
+
     def end_with_crash(self, job: Job, error: Exception) -> None:
         """End a job that failed through a bug: record it and carry on."""
         assert self.loop is not None, "the crawler runs inside run()"
@@ -203,13 +219,6 @@ class Crawler(CrawlerBase):
             self.record_crash(job.url, error)
         self.in_flight -= 1
         self.work()
-
-    def free_slot(self, url: str) -> None:
-        """End a request at ``url``'s host; the next job in its line takes the slot."""
-        line = self.host_lines[origin_of(url)]
-        line.in_flight -= 1
-        if line.waiting:
-            self.fetch(line.waiting.popleft())
 
     # --8<-- [end:fetch]
 

@@ -10,6 +10,9 @@ workers that take URLs from it, and ``crawl()`` that waits until the queue
 is joined.  The loop, futures, tasks, queue and ``wait_for`` are this
 stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``queues.py``), with
 asyncio's names, so that stage 3 only swaps them for the real ones.
+Politeness (robots.txt, a delay and a limit per host, see ``shared.polite``)
+waits with the same primitives: a ``Semaphore`` per host, ``sleep`` for the
+delay, and one ``Task`` per host that fetches its robots.txt.
 
 What is left out compared with stage 3: keep-alive connections (each
 request opens a connection and the server closes it, HTTP/1.0) and name

@@ -7,7 +7,9 @@ and ``crawl()`` that waits until the queue is joined.  What changes is who
 does the work underneath: asyncio supplies the loop, the tasks and the
 queue, and aiohttp speaks HTTP (with keep-alive connections, which stages 1
 and 2 leave out).  Redirects are still handled by hand, because the crawler
-wants to see and count each hop.
+wants to see and count each hop.  Politeness (robots.txt, a delay and a
+limit per host, see ``shared.polite``) waits as stage 2 does, with
+asyncio's own ``Semaphore``, ``sleep`` and a ``Task`` per host.
 """
 
 from __future__ import annotations
