@@ -10,15 +10,20 @@ mean that what a reader sees is what the code does today.
 
 from __future__ import annotations
 
+import ast
+import asyncio
+import contextlib
 import doctest
 import html
 import importlib.util
 import inspect
+import io
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 from types import ModuleType
 
@@ -32,22 +37,30 @@ DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 # A fenced block: its indent (content tabs indent by four), language, body.
 FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<lang>[\w-]*)[^\n]*\n"
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<lang>[\w-]*)(?P<info>[^\n]*)\n"
     r"(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
 SHELL_LANGUAGES = {"console", "bash", "sh", "shell"}
+# A ```pycon block with this title is a session at the asyncio prompt.
+ASYNCIO_PROMPT = 'title="python -m asyncio"'
 MAX_SHELL_LINES = 12  # A few commands to type, not a script.
 
 
 def fenced_blocks(page: Path) -> list[tuple[str, str, int]]:
-    """Return ``(language, dedented body, line number)`` for each fenced block of a page."""
+    """Return ``(language, dedented body, line number)`` for each fenced block of a page.
+
+    The language of an asyncio prompt session is ``asyncio-pycon``.
+    """
     text = page.read_text(encoding="utf-8")
     blocks = []
     for match in FENCE.finditer(text):
         body = textwrap.dedent(match["body"])
         line = text.count("\n", 0, match.start("body")) + 1
-        blocks.append((match["lang"], body, line))
+        lang = match["lang"]
+        if lang == "pycon" and ASYNCIO_PROMPT in match["info"]:
+            lang = "asyncio-pycon"
+        blocks.append((lang, body, line))
     return blocks
 
 
@@ -86,6 +99,11 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert "Traceback (most recent call last):" in callbacks
     asyncio_page = page_text(site / "asyncio" / "index.html")
     assert first_line(stage3_asyncio.crawler.Crawler.work) in asyncio_page
+    # The prose about forgotten tasks quotes what asyncio printed at build time.
+    assert "Task was destroyed but it is pending!" in asyncio_page
+    assert "Task exception was never retrieved" in asyncio_page
+    # The steps ran against the hook's test site, shown at the reader's address.
+    assert "200 http://127.0.0.1:8000/pages/1/" in callbacks
     assert "usage: crawl" in page_text(site / "reference" / "index.html")
 
 
@@ -123,7 +141,7 @@ def test_code_blocks_are_included_or_executed(page: Path) -> None:
             # a ";" ends a statement in Mermaid, and one inside a label breaks it.
             assert ";" not in body, f"{where}: a ';' in a Mermaid diagram"
             continue
-        if lang in ("pycon", "text"):
+        if lang in ("pycon", "asyncio-pycon", "text"):
             continue
         if lang in SHELL_LANGUAGES:
             assert body.count("\n") <= MAX_SHELL_LINES, f"{where}: a long shell block"
@@ -158,9 +176,61 @@ def test_interactive_examples(page: Path) -> None:
     assert failed == 0, "".join(report)
 
 
+PAGES_WITH_ASYNCIO_PROMPT = [
+    page for page in PAGES if any(block[0] == "asyncio-pycon" for block in fenced_blocks(page))
+]
+
+
+@pytest.mark.parametrize(
+    "page", PAGES_WITH_ASYNCIO_PROMPT, ids=[p.name for p in PAGES_WITH_ASYNCIO_PROMPT]
+)
+def test_asyncio_prompt_examples(page: Path) -> None:
+    """Run the page's ``python -m asyncio`` sessions the way that prompt does.
+
+    Like the asyncio prompt, each input is compiled with top-level await
+    allowed and run as a function on one event loop, whose tasks live on
+    from one input to the next; what it prints must match the page.
+    """
+    parser = doctest.DocTestParser()
+    checker = doctest.OutputChecker()
+    namespace: dict[str, object] = {"__name__": "__main__", "asyncio": asyncio}
+    loop = asyncio.new_event_loop()
+    attempted, failures = 0, []
+    try:
+        for lang, body, line in fenced_blocks(page):
+            if lang != "asyncio-pycon":
+                continue
+            for example in parser.get_examples(body):
+                printed = run_at_asyncio_prompt(loop, example.source, namespace)
+                attempted += 1
+                if not checker.check_output(example.want, printed, doctest.ELLIPSIS):
+                    where = f"{page.name}:{line + example.lineno}"
+                    failures.append(f"{where}: {example.source!r} printed {printed!r}")
+    finally:
+        loop.close()
+    assert attempted > 0
+    assert not failures, "\n".join(failures)
+
+
+def run_at_asyncio_prompt(loop: asyncio.AbstractEventLoop, source: str, namespace: dict) -> str:
+    """Run one input of an asyncio prompt session on ``loop``; return what it printed."""
+    code = compile(source, "<stdin>", "single", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+    async def run() -> None:
+        value = types.FunctionType(code, namespace)()
+        if inspect.iscoroutine(value):
+            await value
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        loop.run_until_complete(run())
+    return printed.getvalue()
+
+
 def test_examples_exist_where_promised() -> None:
-    """The chapter on generators is built from interactive examples."""
+    """The chapter on generators is built from interactive examples; asyncio's has prompt ones."""
     assert DOCS / "generators.md" in PAGES_WITH_EXAMPLES
+    assert DOCS / "asyncio.md" in PAGES_WITH_ASYNCIO_PROMPT
 
 
 # --- The example programs ---------------------------------------------------

@@ -12,7 +12,8 @@ not: the benchmark writes that file, and a fresh clone has not run it yet.
 
 The command runs from the repository root with this Python: ``python`` is
 ``sys.executable`` and ``crawl`` is ``python -m shared.cli``.  Output is
-80 columns wide, so argparse wraps help text the same way everywhere.  A
+80 columns wide, so argparse wraps help text the same way everywhere, and
+paths under the repository are shown relative to it.  A
 command that fails, or a marker that names nothing, fails the build.
 
 Options in brackets run a command against the local test site, which the
@@ -98,7 +99,8 @@ def run(command: str, extra_args: tuple[str, ...] = ()) -> str:
         raise PluginError(f"<!-- output: {command} -->: {error}") from error
     if done.returncode != 0:
         raise PluginError(f"<!-- output: {command} --> exited {done.returncode}:\n{done.stderr}")
-    return done.stdout + done.stderr
+    # Paths in tracebacks, relative to the repository root as a reader's are.
+    return (done.stdout + done.stderr).replace(f"{ROOT}{os.sep}", "")
 
 
 def include_if_present(path: str, page_src: str) -> str:
