@@ -103,7 +103,7 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert "Task was destroyed but it is pending!" in asyncio_page
     assert "Task exception was never retrieved" in asyncio_page
     # The steps ran against the hook's test site, shown at the reader's address.
-    assert "200 http://127.0.0.1:8000/pages/1/" in callbacks
+    assert "HTTP/1.0 200 OK http://127.0.0.1:8000/pages/1/" in callbacks
     assert "usage: crawl" in page_text(site / "reference" / "index.html")
 
 
