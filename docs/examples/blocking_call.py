@@ -8,17 +8,19 @@ wake up every 10 ms, and the longest gap between two of its beats shows how
 long the loop could run nothing else.  The measurements are
 printed, never asserted: they depend on the machine.
 
-Run it against the test site (``python -m shared.site --latency-ms 50``)::
+With no URL it serves the test site itself, with 50 ms per answer::
 
     python docs/examples/blocking_call.py [URL]
 """
 
 import asyncio
 import itertools
+import sys
 import time
 import urllib.request
 
-from stage1_callbacks.steps.blocking import url_from_argv
+from shared.server import ServerThread
+from shared.site import make_app
 from stage1_callbacks.steps.threads import some_pages
 
 
@@ -64,10 +66,17 @@ async def measure(fetch, urls: list[str]) -> str:  # noqa: ANN001 - one of the t
     return f"{len(urls)} pages in {seconds:.3f} s, longest gap between beats {gap:.3f} s"
 
 
-async def main() -> None:
-    urls = some_pages(url_from_argv())
+async def main(url: str) -> None:
+    urls = some_pages(url)
     for fetch in (blocking, in_a_thread, in_the_executor):
         print(f"{fetch.__name__:16} {await measure(fetch, urls)}")
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    if len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
+        sys.exit("usage: python docs/examples/blocking_call.py [URL]")
+    if len(sys.argv) == 2:
+        asyncio.run(main(sys.argv[1]))
+    else:
+        with ServerThread(make_app(latency=0.05)) as site:
+            asyncio.run(main(site.url))
