@@ -189,7 +189,10 @@ def test_report_writes_summary_and_charts(tmp_path) -> None:  # noqa: ANN001
     pytest.importorskip("matplotlib")
     path = report.write(fake_results(), tmp_path)
     text = path.read_text()
-    assert "### Targets" in text and "![Pages per second, by crawler](throughput.png)" in text
+    assert "![Pages per second, by crawler](throughput.png)" in text
+    # The summary is for readers: the verdicts and the machine's load go to targets.md.
+    assert "### Targets" not in text and "verdict" not in text
+    assert "### Targets" in (tmp_path / "targets.md").read_text()
     assert {p.name for p in tmp_path.glob("*.png")} == {"throughput.png", "concurrency.png",
                                                        "memory.png"}  # fmt: skip
     assert json.loads((tmp_path / "results.json").read_text())["runs"] == 2

@@ -1,10 +1,12 @@
-"""Turn the scenarios' figures into ``summary.md``, PNG charts and ``results.json``.
+"""Turn the scenarios' figures into ``summary.md``, PNG charts, ``results.json`` and ``targets.md``.
 
 Every figure is the median of the runs; every ratio is the median of the
 ratios taken run by run (run k of one crawler against run k of the other,
 measured minutes apart in the same benchmark), so slow drifts of the
-machine cancel out.  Each target of issue 7 gets a verdict: met, missed,
-or not measured (a crawler or tool was not installed).
+machine cancel out.  ``summary.md`` is for the reader (the docs include
+it); ``targets.md`` is for the maintainers: each target of issue 7 with its
+verdict (met, missed, or not measured when a crawler or tool was not
+installed), and how busy the machine was during the run.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ def megabytes(kilobytes: float | None) -> float | None:
 def fmt(value: float | None, digits: int = 0, suffix: str = "") -> str:
     """Return a number for a table, or a dash."""
     return "–" if value is None else f"{value:,.{digits}f}{suffix}"
+
+
+# Machine figures about other work running during a run, kept out of the summary.
+MACHINE_LOAD = (
+    "load average at start",
+    "CPU used by other processes during the crawls (cores, median / max)",
+    "load average at end",
+)
 
 
 def verdict(value: float | None, target: float, at_least: bool = True) -> str:
@@ -315,17 +325,7 @@ def summary(results: dict[str, Any], chart_names: list[str]) -> str:
         "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",
         f"Measured on {machine['date']} ({runs}), commit `{machine['commit']}`.",
         "",
-        "### Targets",
-        "",
     ]
-    rows = []
-    if "throughput" in results:
-        rows += throughput_targets(results["throughput"])
-    if "concurrency" in results:
-        rows += concurrency_targets(results["concurrency"])
-    if "memory" in results:
-        rows += memory_targets(results["memory"])
-    parts += [table(["target", "measured", "verdict"], [list(r) for r in rows]), ""]
     if "throughput" in results:
         t = results["throughput"]
         parts += [
@@ -388,8 +388,33 @@ def summary(results: dict[str, Any], chart_names: list[str]) -> str:
             parser_table(p),
             "",
         ]
-    parts += ["### Machine", "", table(["", ""], [[k, str(v)] for k, v in machine.items()]), ""]
+    # How busy the machine was tells the maintainers whether to trust a run
+    # (see targets.md); it says nothing to a reader about the crawlers.
+    shown = [[k, str(v)] for k, v in machine.items() if k not in MACHINE_LOAD]
+    parts += ["### Machine", "", table(["", ""], shown), ""]
     return "\n".join(parts)
+
+
+def targets(results: dict[str, Any]) -> str:
+    """Return the Markdown of the project's targets, each with its verdict, and the load.
+
+    For the maintainers: written beside summary.md, not part of the site.
+    """
+    rows = []
+    if "throughput" in results:
+        rows += throughput_targets(results["throughput"])
+    if "concurrency" in results:
+        rows += concurrency_targets(results["concurrency"])
+    if "memory" in results:
+        rows += memory_targets(results["memory"])
+    load = [[k, str(v)] for k, v in results["machine"].items() if k in MACHINE_LOAD]
+    return "\n".join([
+        "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",
+        "### Targets", "",
+        table(["target", "measured", "verdict"], [list(r) for r in rows]), "",
+        "### Load on the machine", "",
+        table(["", ""], load), "",
+    ])  # fmt: skip
 
 
 def write(results: dict[str, Any], out: Path) -> Path:
@@ -402,4 +427,5 @@ def write(results: dict[str, Any], out: Path) -> Path:
         names = []
     path = out / "summary.md"
     path.write_text(summary(results, names))
+    (out / "targets.md").write_text(targets(results))
     return path
