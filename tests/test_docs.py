@@ -105,6 +105,46 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     # The steps ran against the hook's test site, shown at the reader's address.
     assert "HTTP/1.0 200 OK http://127.0.0.1:8000/pages/1/" in callbacks
     assert "usage: crawl" in page_text(site / "reference" / "index.html")
+    assert_works_offline(site)
+
+
+# What a page makes the browser fetch: scripts, style sheets, fonts, icons.
+ASSET_REFERENCE = re.compile(
+    r"<script\b[^>]*\bsrc=\"(?P<script>[^\"]+)\"|<link\b[^>]*\bhref=\"(?P<link>[^\"]+)\"[^>]*>"
+)
+REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+
+
+def remote_assets(page: str) -> list[str]:
+    """Return the scripts and style sheets (or fonts, icons) ``page`` loads from another host."""
+    remote = []
+    for match in ASSET_REFERENCE.finditer(page):
+        url = match["script"] or match["link"]
+        is_asset = match["script"] or re.search(r"\brel=\"(?:stylesheet|preload|icon)", match[0])
+        if is_asset and REMOTE.match(url):
+            remote.append(url)
+    return remote
+
+
+def test_remote_assets_are_found() -> None:
+    page = (
+        '<link rel="stylesheet" href="https://cdn.example/x.css">'
+        '<link rel="canonical" href="https://example.org/">'
+        '<script src="//unpkg.com/mermaid.js"></script><script src="../local.js"></script>'
+    )
+    assert remote_assets(page) == ["https://cdn.example/x.css", "//unpkg.com/mermaid.js"]
+
+
+def assert_works_offline(site: Path) -> None:
+    """No page loads a script or style from another host; diagrams have Mermaid at hand."""
+    pages = sorted(site.rglob("*.html"))
+    assert pages
+    for path in pages:
+        page = path.read_text(encoding="utf-8")
+        assert remote_assets(page) == [], path.relative_to(site)
+        if 'class="mermaid"' in page:
+            # Material fetches Mermaid from a CDN only when no copy was loaded.
+            assert 'javascripts/mermaid.min.js"' in page, path.relative_to(site)
 
 
 def page_text(path: Path) -> str:
