@@ -310,6 +310,17 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     assert all(line.startswith("ERROR ") for line in result.stderr.splitlines())
 
 
+def test_crawl_with_limits_reports_the_rest_as_not_fetched() -> None:
+    result = run("--pages", "20", "--max-pages", "5", "--max-per-host", "2", "-q")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    url_lines = lines[1 : 1 + finished_count(result.stdout)]
+    not_fetched = [line for line in url_lines if line.endswith(" skipped max_pages=5 reached")]
+    fetched = [line for line in url_lines if " skipped " not in line]
+    assert len(fetched) == 5 and not_fetched
+    assert lines[-1].startswith("Oracle: not checked: --max-pages and --max-depth")
+
+
 def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
