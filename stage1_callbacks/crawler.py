@@ -189,14 +189,18 @@ class Crawler(CrawlerBase):
     # --8<-- [end:turn]
 
     def end_with_crash(self, job: Job, error: Exception) -> None:
-        """End a job that failed through a bug: record it and carry on."""
+        """End a job whose try could not start through a bug; carry on."""
         assert self.loop is not None, "the crawler runs inside run()"
-        if job.robots is not None:
-            self.robots_answer(job.robots, None, error)  # As if unreachable.
-        else:
-            self.record_crash(job.url, error)
+        self.record_job_crash(job, error)
         self.in_flight -= 1
         self.loop.call_soon(self.work)  # Not work() itself: this may run inside it.
+
+    def record_job_crash(self, job: Job, error: Exception) -> None:
+        """Record a job that failed through a bug; a robots.txt counts as unreachable."""
+        if job.robots is not None:
+            self.robots_answer(job.robots, None, error)  # robots.txt is no page.
+        else:
+            self.record_crash(job.url, error)
 
     def on_response(self, fetcher: Fetcher) -> None:
         """Carry on with a URL after one try: record it or try again, then refill."""
@@ -216,7 +220,7 @@ class Crawler(CrawlerBase):
             else:
                 self.record_statistic(failure(job.url, exception or TimeoutError()))
         except Exception as error:  # A bug, not a network error: keep going.
-            self.record_crash(job.url, error)
+            self.record_job_crash(job, error)
         self.in_flight -= 1
         self.work()
 

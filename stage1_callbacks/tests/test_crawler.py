@@ -149,6 +149,23 @@ def test_bug_starting_a_fetch_is_recorded(pages: PageServer, monkeypatch) -> Non
     assert [fetcher.timer.cancelled for fetcher in broken] == [True]  # type: ignore[union-attr]
 
 
+def test_bug_fetching_robots_txt_skips_the_host(pages: PageServer, monkeypatch) -> None:
+    root = pages.add_page("/", ["/a"])
+    real_connect = Fetcher.connect
+
+    def connect(fetcher: Fetcher, error: Exception | None) -> None:
+        if fetcher.url.endswith("/robots.txt"):
+            raise ZeroDivisionError("a bug before the robots.txt request")
+        real_connect(fetcher, error)
+
+    monkeypatch.setattr(Fetcher, "connect", connect)
+    crawler = stage1_callbacks.crawl([root], obey_robots=True)
+    assert [stat.url for stat in crawler.done] == [root]  # robots.txt is no page.
+    assert str(crawler.done[0].exception).startswith("robots.txt unreachable (ZeroDivisionError")
+    assert crawler.in_flight == 0 and crawler.jobs == {} and crawler.robots_waiting == {}
+    assert pages.requests["/"] == 0
+
+
 # --- Counters --------------------------------------------------------------------------
 
 
