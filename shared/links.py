@@ -21,6 +21,8 @@ from __future__ import annotations
 import codecs
 import html.parser
 
+from shared.encoding import decode_body, find_encoding
+from shared.http import parse_content_type
 from shared.urls import normalize_url
 
 try:
@@ -82,6 +84,17 @@ def extract_links(text: str, page_url: str, encoding: str = "utf-8") -> set[str]
 
 
 # --8<-- [end:extract_links]
+
+
+def page_links(body: bytes, content_type: str | None, page_url: str) -> set[str]:
+    """Return the links of an HTML page's bytes, read in the encoding a browser would pick.
+
+    ``content_type`` is the page's Content-Type header (None when absent);
+    see ``shared.encoding`` for how the encoding is found.
+    """
+    charset = parse_content_type(content_type)[1].get("charset")
+    encoding = find_encoding(charset, body, sniff=True)
+    return extract_links(decode_body(body, encoding), page_url, encoding)
 
 
 def _read_with_lexbor(text: str) -> tuple[list[str], str | None]:

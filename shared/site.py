@@ -6,7 +6,8 @@ crawler meets on the web: trailing-slash redirects, a redirect chain, a
 redirect cycle, two redirects joining on one page, links to missing pages,
 a server error, off-site and non-http links, fragments, queries, ``../``
 links, a ``<base href>``, a link repeated a thousand times, links hidden in
-comments and scripts, an XML feed, an image, plain text and a latin-1 page.
+comments and scripts, an XML feed, an image, plain text, a latin-1 page, and
+pages in GBK, Shift_JIS and windows-1251 with non-ASCII paths and queries.
 Its ``/robots.txt`` disallows a part of it, as real sites do: a crawl that
 obeys it skips that part, one that ignores it fetches everything.
 
@@ -214,6 +215,9 @@ HOME_LINKS = [
     "/logo.png",
     "/notes.txt",
     "/latin1/",
+    "/gbk/",
+    "/shift_jis/",
+    "/cp1251/",
     "/missing/home",
     "/private/",  # Disallowed by robots.txt...
     "/private/open/",  # ...but for this part of it.
@@ -316,6 +320,66 @@ LATIN1 = (
 ).encode("latin-1")
 
 
+# --- Pages in other encodings -----------------------------------------------------
+#
+# Each page links to a path and a query in its own script.  A browser sends
+# the path in UTF-8 and the query in the page's encoding, percent-encoded;
+# the query pages answer 404 to any other spelling, so a crawler that reads
+# a page in the wrong encoding, or encodes a query wrongly, misses a page.
+
+
+def encoded_page(title: str, hrefs: list[str], encoding: str, declared: str) -> bytes:
+    """Return an HTML page in ``encoding`` whose head carries ``declared`` markup."""
+    links = "".join(f'<p><a href="{href}">{href}</a></p>' for href in hrefs)
+    text = f"<html><head>{declared}<title>{title}</title></head><body>{links}</body></html>"
+    return text.encode(encoding)
+
+
+def query_page(expected: str) -> PageHandler:
+    """Return a handler that answers 200 only to the query string ``expected``, as sent."""
+
+    def handler(site: Site, request: Request) -> Response:
+        if request.target.partition("?")[2] != expected:
+            return not_found()
+        return html_page("Found", link_list(["/"]))
+
+    return handler
+
+
+CHINESE, JAPANESE, RUSSIAN = (
+    "\u4e2d\u6587",
+    "\u65e5\u672c\u8a9e",
+    "\u0441\u0442\u0440\u0430\u043d\u0438\u0446\u0430",
+)
+# GBK, declared only in a <meta charset>: the header says text/html and nothing more.
+GBK = encoded_page(
+    CHINESE, [f"/{CHINESE}/\u9875\u9762/", f"/zh-search?q={CHINESE}"], "gbk", '<meta charset="gbk">'
+)
+# Shift_JIS, declared only in the Content-Type header.
+SHIFT_JIS = encoded_page(
+    JAPANESE, [f"/{JAPANESE}/", "/ja-search?q=\u30c6\u30b9\u30c8"], "shift_jis", ""
+)
+# windows-1251, declared only in a <meta http-equiv="Content-Type">.
+CP1251 = encoded_page(
+    RUSSIAN,
+    [f"/{RUSSIAN}/", f"/ru-search?q={RUSSIAN}"],
+    "cp1251",
+    '<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">',
+)
+# What a browser requests for those links: UTF-8 paths, queries in the page's encoding.
+ENCODED_PAGES = [
+    "/gbk/",
+    "/%E4%B8%AD%E6%96%87/%E9%A1%B5%E9%9D%A2/",
+    "/zh-search?q=%D6%D0%CE%C4",
+    "/shift_jis/",
+    "/%E6%97%A5%E6%9C%AC%E8%AA%9E/",
+    "/ja-search?q=%83e%83X%83g",
+    "/cp1251/",
+    "/%D1%81%D1%82%D1%80%D0%B0%D0%BD%D0%B8%D1%86%D0%B0/",
+    "/ru-search?q=%F1%F2%F0%E0%ED%E8%F6%E0",
+]
+
+
 # --- Routing: the whole site as one function of the request --------------------------
 
 
@@ -364,6 +428,15 @@ ROUTES = (
     exact("/private/", page("Private", ("/private/drafts/",))),
     exact("/private/drafts/", page("Drafts: found only by ignoring robots.txt")),
     exact("/private/open/", page("Open to crawlers")),
+    exact("/gbk/", static(GBK, "text/html")),
+    exact(f"/{CHINESE}/\u9875\u9762/", page(CHINESE)),
+    exact("/zh-search", query_page("q=%D6%D0%CE%C4")),
+    exact("/shift_jis/", static(SHIFT_JIS, "text/html; charset=Shift_JIS")),
+    exact(f"/{JAPANESE}/", page(JAPANESE)),
+    exact("/ja-search", query_page("q=%83e%83X%83g")),
+    exact("/cp1251/", static(CP1251, "text/html")),
+    exact(f"/{RUSSIAN}/", page(RUSSIAN)),
+    exact("/ru-search", query_page("q=%F1%F2%F0%E0%ED%E8%F6%E0")),
 )
 METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
 
@@ -486,6 +559,7 @@ def expected_results(
     found = ["/", "/archive/", "/base/", "/repeat/", "/feed.xml", "/feed-only/"]
     found += ["/xhtml/", "/xhtml-only/", "/logo.png", "/notes.txt", "/style.css"]
     found += ["/area-target/", "/latin1/", "/caf%C3%A9/", "/search?q=1&lang=en"]
+    found += ENCODED_PAGES
     found += [f"/search?q={q}" for q in range(3)]
     found += [f"/pages/{n}/" for n in range(1, pages + 1)]
     found += [f"/archive/{k}/" for k in range(1, archives + 1)]

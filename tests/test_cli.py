@@ -289,7 +289,7 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "*** Report ***"
     count = finished_count(result.stdout)
-    assert count == 75  # The oracle's size for 20 pages and max_redirect 0, robots.txt obeyed.
+    assert count == 84  # The oracle's size for 20 pages and max_redirect 0, robots.txt obeyed.
     assert lines[-1] == f"Oracle: all {count} urls match the test site's expected results."
     assert "Todo: 0" in lines and f"Done: {count}" in lines
     url_lines = lines[1 : 1 + count]
@@ -326,7 +326,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
     assert result.stdout.splitlines()[-1] == (
-        "Oracle: all 81 urls match the test site's expected results."
+        "Oracle: all 90 urls match the test site's expected results."
     )
     assert re.search(r"^INFO stage3_asyncio: redirect to http://", result.stderr, re.M)
     assert "redirect limit reached" not in result.stderr
@@ -477,7 +477,7 @@ def test_check_oracle_reports_a_mismatch(capsys: pytest.CaptureFixture[str]) -> 
     crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, root, 10) == cli.EXIT_MISMATCH
     out = capsys.readouterr().out
-    assert out.startswith("Oracle: MISMATCH: 61 expected results missing, 0 unexpected")
+    assert out.startswith("Oracle: MISMATCH: 70 expected results missing, 0 unexpected")
     assert len([line for line in out.splitlines() if line.startswith("  missing:")]) == 10
 
 

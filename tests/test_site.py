@@ -77,7 +77,7 @@ def by_url(results: set) -> dict:
     return table
 
 
-@pytest.mark.parametrize(("pages", "count"), [(10, 62), (14, 58), (20, 82), (57, 157), (300, 647)])
+@pytest.mark.parametrize(("pages", "count"), [(10, 71), (14, 67), (20, 91), (57, 166), (300, 656)])
 def test_expected_results_count(pages: int, count: int) -> None:
     # 18 fixed pages + the content pages + the archive pages, 6 missing pages,
     # one server error, one slashless redirect per distinct n*7 % pages + 1,
@@ -456,3 +456,34 @@ def test_aiohttp_serves_the_model_and_head_has_no_body(sites: dict[int, ServerTh
         length = int(response.headers["Content-Length"])
         assert response.read() == b""
     assert length == len(fetch(server.url + "pages/3/")[2])
+
+
+@pytest.mark.parametrize(
+    ("path", "encoding"),
+    [("/gbk/", "gb18030"), ("/shift_jis/", "cp932"), ("/cp1251/", "cp1251")],
+)
+def test_pages_in_other_encodings_declare_it_where_a_browser_looks(
+    path: str, encoding: str
+) -> None:
+    response = Site(10).respond(Request("GET", path))
+    charset = parse_content_type(response.headers["Content-Type"])[1].get("charset")
+    assert find_encoding(charset, response.body, sniff=True) == encoding
+    assert response.body.decode(encoding).isascii() is False  # Text in its script.
+    with pytest.raises(UnicodeDecodeError):
+        response.body.decode("utf-8")  # Read as UTF-8, its links would be lost.
+
+
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [
+        ("/zh-search?q=%D6%D0%CE%C4", 200),  # GBK, as a browser sends it.
+        ("/zh-search?q=%E4%B8%AD%E6%96%87", 404),  # UTF-8: not what the page asks for.
+        ("/ja-search?q=%83e%83X%83g", 200),
+        ("/ru-search?q=%F1%F2%F0%E0%ED%E8%F6%E0", 200),
+        ("/ru-search", 404),
+    ],
+)
+def test_query_pages_answer_only_the_query_in_the_linking_pages_encoding(
+    target: str, status: int
+) -> None:
+    assert Site(10).respond(Request("GET", target)).status == status

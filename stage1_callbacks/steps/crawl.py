@@ -18,7 +18,7 @@ import selectors
 import time
 import urllib.parse
 
-from shared.links import extract_links
+from shared.links import page_links
 from stage1_callbacks.steps import fetcher
 from stage1_callbacks.steps.blocking import url_from_argv
 from stage1_callbacks.steps.callback import loop
@@ -41,8 +41,7 @@ def links_to_follow(url: str, status: int, headers, body: bytes) -> set[str]:  #
     if "location" in headers:
         links = {urllib.parse.urljoin(url, headers["location"])}
     elif status == 200 and re.search(r"html|xml", content_type):
-        charset = re.search(r"charset=([\w-]+)", content_type)
-        links = extract_links(body.decode(charset[1] if charset else "utf-8", "replace"), url)
+        links = page_links(body, content_type, url)  # Decoded as a browser decodes it.
     else:
         links = set()
     site = urllib.parse.urlsplit(url)[:2]  # The scheme and the host:port.
