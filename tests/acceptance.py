@@ -4,7 +4,8 @@ This module is not collected on its own (its name does not start with
 ``test_``).  Each stage's ``tests/test_acceptance.py`` subclasses
 ``AcceptanceTests`` and sets ``stage`` to its package, the way CPython's
 asyncio tests run one mixin against two Future implementations.  Every
-bullet of ../shared/CONTRACT.md has at least one test here.
+rule of the crawler contract, docs/contract.md, has at least one test here
+or in its hostile half, ``tests/hostile_acceptance.py``.
 
 Each crawl runs in a worker thread with a deadline, so a stage that hangs
 fails its test instead of hanging the suite.
