@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import unittest.mock
 import urllib.parse
+import zlib
 
 import aiohttp
 import pytest
@@ -22,7 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import shared.links
-from shared.http import BadResponse, ResponseParser, request_target
+from shared.http import BadResponse, BodyDecoder, ResponseParser, request_target
 from shared.links import extract_links
 from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url
 
@@ -130,6 +132,50 @@ def test_an_allowed_url_never_leaves_the_root_hosts(
     # Where the stages would really connect (IDNA maps '\uff61' to '.'): a root host too.
     for connected in connected_hosts(url):
         assert policy.host_allowed(connected), connected
+
+
+@given(st.lists(st.sampled_from(ROOT_HOSTS), min_size=1, max_size=3), urls, st.booleans())
+def test_the_link_filter_agrees_with_url_allowed(hosts: list[str], url: str, strict: bool) -> None:
+    policy = UrlPolicy([f"http://{host}/" for host in hosts], strict=strict)
+    try:
+        normal = normalize_url(url)
+    except ValueError:
+        return
+    # The link parser's links are normalized; the crawler filters them without parsing again.
+    assert policy.normal_url_allowed(normal) == policy.url_allowed(normal)
+
+
+# --- Compressed bodies ---------------------------------------------------------------
+
+
+@given(
+    st.binary(max_size=3000),
+    st.sampled_from(["gzip", "deflate", "raw deflate"]),
+    st.lists(st.integers(min_value=0)),
+    st.integers(min_value=0, max_value=4000),
+)
+def test_body_decoder_gives_back_the_body_however_it_is_split(
+    body: bytes, coding: str, cuts: list[int], limit: int
+) -> None:
+    if coding == "gzip":
+        payload = gzip.compress(body)
+    else:
+        packer = zlib.compressobj(wbits=zlib.MAX_WBITS if coding == "deflate" else -zlib.MAX_WBITS)
+        payload = packer.compress(body) + packer.flush()
+    decoder = BodyDecoder("gzip" if coding == "gzip" else "deflate", limit)
+    decoded = b"".join(decoder.decode(piece) for piece in split(payload, cuts))
+    assert decoded + decoder.finish() == body[:limit]
+
+
+@given(st.sampled_from(["gzip", "deflate"]), st.binary(max_size=200), st.lists(st.integers(0)))
+def test_body_decoder_raises_only_bad_response(coding: str, data: bytes, cuts: list[int]) -> None:
+    decoder = BodyDecoder(coding, 1000)
+    try:
+        for piece in split(data, cuts):
+            assert len(decoder.decode(piece)) <= 1000
+        decoder.finish()
+    except BadResponse:
+        pass
 
 
 # --- The HTTP response parser ------------------------------------------------------
