@@ -35,7 +35,7 @@ from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
 from shared.stats import CrawlLimitReached, RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
-from tests.servers import PageServer
+from tests.servers import DEADLINE, PageServer
 
 ROBOTS = """User-agent: *
 Disallow: /private/
@@ -259,9 +259,7 @@ class PoliteTests:
         assert len(requests) == 4
         assert min(gaps([now for _, now in requests])) >= 0.2
 
-    def test_hosts_do_not_wait_for_each_other(
-        self, two_servers: tuple[PageServer, PageServer]
-    ) -> None:
+    def test_the_delay_is_kept_per_host(self, two_servers: tuple[PageServer, PageServer]) -> None:
         one, two = two_servers
         roots = [one.add_page(f"/{n}", []) for n in range(2)]
         roots += [two.add_page(f"/{n}", []) for n in range(2)]
@@ -269,18 +267,29 @@ class PoliteTests:
         for server in two_servers:
             times = [now for url, now in requests if url.startswith(server.url)]
             assert len(times) == 2 and gaps(times)[0] >= 0.1
+        # The second host's first request does not wait for the first host's delay.
+        hosts = [url.startswith(one.url) for url, _ in requests]
+        assert hosts.index(False) < len(hosts) - 1 - hosts[::-1].index(True)
 
     # --- Per-host concurrency --------------------------------------------------------------
 
-    @pytest.mark.parametrize("max_per_host", [1, 2])
+    @pytest.mark.parametrize("max_per_host", [1, 2, 3])
     def test_max_per_host_is_reached_and_never_exceeded(
         self, pages: PageServer, max_per_host: int
     ) -> None:
-        async def slow(request: web.Request) -> web.StreamResponse:
-            await asyncio.sleep(0.05)
+        async def held(request: web.Request) -> web.StreamResponse:
+            # Hold every answer until max_per_host requests have been in
+            # flight together (or a deadline passed, and the test fails),
+            # then a moment more, in which one request too many would arrive.
+            deadline = asyncio.get_running_loop().time() + DEADLINE
+            while pages.max_in_flight < max_per_host:
+                if asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(0.02)
             return web.Response(text="")
 
-        roots = [pages.add_handler(f"/{n}", slow) for n in range(6)]
+        roots = [pages.add_handler(f"/{n}", held) for n in range(6)]
         crawler = self.crawl(roots, max_tasks=6, max_per_host=max_per_host)
         assert pages.max_in_flight == max_per_host
         assert len(fetched(crawler)) == 6
