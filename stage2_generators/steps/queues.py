@@ -1,10 +1,9 @@
 """Step 3 of stage 2: a Queue for coroutines, and a pool of workers.
 
-The queue of the 500 Lines chapter, built on the previous step's Future:
-``get`` waits on a future while the queue is empty, ``join`` waits on one
-until every item put in has been marked done with ``task_done``.  Three
-worker coroutines share the ten pages through it, and ``run`` drives the
-main coroutine and stops the loop once it returns.
+The queue of the 500 Lines chapter, on the previous step's Future: ``get``
+waits on a future while the queue is empty, ``join`` until every item put
+in is marked done (``task_done``).  Three workers share the ten pages, and
+``run`` drives ``join`` and stops the loop once it returns.
 
 Still wrong: the workers are never stopped (the loop simply ends), and the
 URLs are still a fixed list.  The next step, ``crawl``, puts each page's
@@ -78,18 +77,13 @@ def worker(q: Queue, selector: selectors.BaseSelector) -> Coroutine:
         q.task_done()
 
 
-def main(urls: list[str], selector: selectors.BaseSelector) -> Coroutine:
-    """Fetch ``urls`` with three workers; return when all are done."""
+if __name__ == "__main__":
+    selector = selectors.DefaultSelector()
     q = Queue()
+    urls = some_pages(url_from_argv())
     for url in urls:
         q.put_nowait(url)
     for _ in range(3):
         Task(worker(q, selector))
-    yield from q.join()
-
-
-if __name__ == "__main__":
-    selector = selectors.DefaultSelector()
-    urls = some_pages(url_from_argv())
-    run(selector, main(urls, selector))
+    run(selector, q.join())  # Until every URL put in is done.
     print(f"{len(urls)} pages, one thread, 3 workers")
