@@ -193,6 +193,47 @@ def test_code_blocks_are_included_or_executed(page: Path) -> None:
         )
 
 
+SECTION_START = re.compile(r"#\s*--8<--\s*\[start:(?P<name>[\w-]+)\]")
+SECTION_INCLUDE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<name>[\w-]+)"')
+# Sections whose code has landed before the page that shows it: each owner
+# includes its section in a page, then removes it from here (the test fails
+# for an entry that is included already, so the list only shrinks).
+PENDING_SECTIONS = {
+    "shared/encoding.py:find_encoding",  # http: the contract page
+    "shared/http.py:parse_content_type",  # http
+    "shared/http.py:body_decoder",  # http
+    "shared/links.py:encode_query_in",  # http
+    "shared/options.py:polite",  # polite
+    "shared/polite.py:rules",  # polite
+    "shared/polite.py:robots_fetch",  # polite
+    "shared/polite.py:politeness",  # polite
+    "shared/crawling.py:admit",  # polite
+}
+
+
+def test_every_snippet_section_is_included() -> None:
+    """A section marked in the code is shown on some page, or its markers go."""
+    sources = [
+        path
+        for folder in ("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs")
+        for path in (ROOT / folder).rglob("*.py")
+    ]
+    marked = {
+        f"{path.relative_to(ROOT).as_posix()}:{match['name']}"
+        for path in sources
+        for match in SECTION_START.finditer(path.read_text(encoding="utf-8"))
+    }
+    included = {
+        f"{match['path']}:{match['name']}"
+        for page in DOCS.rglob("*.md")
+        for match in SECTION_INCLUDE.finditer(page.read_text(encoding="utf-8"))
+    }
+    assert included <= marked, "a page includes a section that no file marks"
+    assert sorted(marked - included - PENDING_SECTIONS) == [], "sections shown nowhere"
+    assert sorted(PENDING_SECTIONS & included) == [], "included now: drop from PENDING_SECTIONS"
+    assert marked >= PENDING_SECTIONS, "pending sections that no longer exist"
+
+
 # --- Interactive examples ---------------------------------------------------
 
 PAGES_WITH_EXAMPLES = [page for page in PAGES if any(b[0] == "pycon" for b in fenced_blocks(page))]
