@@ -381,6 +381,19 @@ def test_missing_line_break_after_a_chunk() -> None:
     assert parse_error(data, bytewise=True) == "missing line break after a chunk"
 
 
+@pytest.mark.parametrize("coding", [None, "gzip"])
+def test_bytes_after_a_complete_response_in_the_same_piece_are_not_ours(
+    coding: str | None,
+) -> None:
+    body = b"hi" if coding is None else gzip.compress(b"hi")
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n" % len(body)
+    if coding is not None:
+        head += b"Content-Encoding: gzip\r\n"
+    parser = ResponseParser(100)
+    parser.feed_data(head + b"\r\n" + body + b"junk HTTP/1.1 200 OK\r\n\r\nunasked")
+    assert parser.done and parser.response().body == b"hi"
+
+
 def test_feeding_after_done_is_ignored() -> None:
     parser = ResponseParser(100)
     parser.feed_data(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi")
