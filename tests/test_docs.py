@@ -199,10 +199,6 @@ SECTION_INCLUDE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<name>[\w-]+)"')
 # includes its section in a page, then removes it from here (the test fails
 # for an entry that is included already, so the list only shrinks).
 PENDING_SECTIONS = {
-    "shared/encoding.py:find_encoding",  # http: the contract page
-    "shared/http.py:parse_content_type",  # http
-    "shared/http.py:body_decoder",  # http
-    "shared/links.py:encode_query_in",  # http
     "shared/options.py:polite",  # polite
     "shared/polite.py:rules",  # polite
     "shared/polite.py:robots_fetch",  # polite
