@@ -55,10 +55,10 @@ class Crawler:
         async with self.session.get(url, allow_redirects=False) as response:
             body = await response.read()
         print(f"{response.status} {url}")
-        for link in links_to_follow(url, response.status, response.headers, body):
-            if link not in self.seen_urls:
-                self.seen_urls.add(link)
-                self.q.put_nowait(link)
+        status, headers = response.status, response.headers
+        for link in links_to_follow(url, status, headers, body) - self.seen_urls:
+            self.seen_urls.add(link)
+            self.q.put_nowait(link)
 
 
 if __name__ == "__main__":
