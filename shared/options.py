@@ -161,7 +161,6 @@ class CrawlOptions:
         10 * 2**20, whole_number(0), "cut bodies longer than this", metavar="BYTES"
     )
 
-    # --8<-- [start:polite]
     # Politeness (shared/polite.py).  The command line is polite by default;
     # Python callers (the tests, the benchmark) ask for it.
     obey_robots: bool = option(
@@ -204,7 +203,6 @@ class CrawlOptions:
         "the User-Agent sent, and the name robots.txt rules are read for",
         metavar="TEXT",
     )
-    # --8<-- [end:polite]
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(CrawlOptions):
