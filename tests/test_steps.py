@@ -125,6 +125,15 @@ def test_step_is_short_and_says_what_is_still_wrong(step: str) -> None:
 
 
 @pytest.mark.parametrize("index", range(len(STEPS)), ids=STEPS)
+def test_step_names_the_step_after_it(index: int) -> None:
+    """A docstring that names the next step names the one that really comes next."""
+    docstring = ast.get_docstring(ast.parse(source_of(STEPS[index]))) or ""
+    named = re.findall(r"(?:[Tt]he next step|Next), ``(\w+)``", docstring)
+    following = STEPS[index + 1 : index + 2]
+    assert [f"{STEPS[index].rsplit('.', 1)[0]}.{name}" for name in named] in ([], following)
+
+
+@pytest.mark.parametrize("index", range(len(STEPS)), ids=STEPS)
 def test_step_uses_only_earlier_steps_and_the_standard_library(index: int) -> None:
     step = STEPS[index]
     allowed = set(STEPS[:index]) | {"shared.links"}

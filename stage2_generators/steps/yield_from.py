@@ -1,15 +1,14 @@
 """Step 2 of stage 2: ``yield from``, for futures and sub-coroutines alike.
 
-``Future.__iter__`` yields the future itself, then returns its result, so
-a coroutine waits for a future with ``yield from future``, just as it
-calls a sub-coroutine with ``yield from read(...)``: the futures that the
-sub-coroutine yields travel up through every caller to the Task, and what
-the Task sends travels back down.  So waiting for a socket becomes one
-coroutine, ``wait_ready``; ``read`` and ``read_all`` are built on it, and
-``fetch`` reads like the blocking fetch of stage 1's first step.
+``Future.__iter__`` yields the future itself, then returns its result: a
+coroutine waits for a future with ``yield from future`` just as it calls
+a sub-coroutine with ``yield from read(...)``.  Futures travel up through
+every caller to the Task, results travel back down.  So waiting for a
+socket is one coroutine, ``wait_ready``; ``read`` and ``read_all`` build
+on it, and ``fetch`` reads like the blocking fetch of the first step.
 
-Still wrong: the fetches are a fixed list.  The next step, ``crawl``,
-adds a queue and the crawler's workers.
+Still wrong: the fetches are a fixed list.  The next step, ``queues``,
+adds a queue and a pool of workers.
 """
 
 import selectors
