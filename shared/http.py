@@ -5,7 +5,10 @@ request nor the parsing of a response is what those stages teach, so both
 live here, free of any I/O: a stage sends the bytes of ``build_request`` and
 feeds whatever it receives to a ``ResponseParser`` until the parser says it
 is done.  Stage 3 lets aiohttp do this work but hands its result to the
-crawler in the same ``Response`` shape.
+crawler in the same ``Response`` shape.  Two pieces serve all three stages:
+``BodyDecoder``, which undoes gzip and deflate within ``max_size`` (stage 3
+feeds it what aiohttp reads, with aiohttp's own decompression off), and
+``parse_content_type``.
 
 The parser accepts what real servers send to an HTTP/1.0 client: a body
 delimited by Content-Length, by chunked transfer coding, or by the end of
@@ -14,8 +17,10 @@ an end, a body shorter than announced) raises ``BadResponse``.  Where a
 response is doubtful, it decides as aiohttp's parser does, so that the
 three stages record the same thing: the same limits on the head (about
 8 KB per line, 128 headers), header values decoded as UTF-8 with
-``surrogateescape``, and a Content-Length that is repeated or comes with a
-Transfer-Encoding is an error.
+``surrogateescape``, a folded header line joined to the one before, and a
+Content-Length that is repeated or comes with a Transfer-Encoding is an
+error.  Interim 1xx answers are skipped; a 101 is an error, since no stage
+asks to switch protocols.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What the crawler records about each URL it fetched.
 
 ``FetchStatistic`` has the fields of the 500 Lines crawler, in its order.
-The helpers here turn a response's headers into those fields the same way
-for every stage.
+The helpers here build the records of a failure, a skip and a redirect the same
+way for every stage.
 """
 
 from __future__ import annotations
