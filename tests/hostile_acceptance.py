@@ -264,10 +264,13 @@ class HostileServerTests:
         options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "obey_robots": True}
         with HostileServer(robots=robots) as hostile:
             ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
+            before = acceptance.open_fds()
             start = time.monotonic()
             crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([ok], **options), 20)
             elapsed = time.monotonic() - start
-        print(f"robots.txt {robots}: {elapsed:.2f} s")
+            after = acceptance.wait_for_fds(before)
+        print(f"robots.txt {robots}: {elapsed:.2f} s, fds before={before} after={after}")
+        assert after <= before, f"{after - before} file descriptors leaked"
         assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
         stats = acceptance.by_url(crawler)
         assert set(stats) == crawler.seen_urls and len(stats) == len(crawler.done)
