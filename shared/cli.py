@@ -165,7 +165,7 @@ def open_output(path: str) -> IO[str]:
     """
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by main()
+        return open(path, "w", encoding="utf-8")  # Closed by main().
     except OSError as error:
         raise OutputError(f"cannot write {path}: {reason(error)}") from None
 

@@ -505,7 +505,7 @@ SITE = web.AppKey("site", Site)
 COUNTERS = web.AppKey("counters", SiteCounters)
 
 
-def counting_middleware(latency: float):  # noqa: ANN201 - an aiohttp middleware
+def counting_middleware(latency: float):
     """Return a middleware that counts requests and delays each response."""
 
     @web.middleware

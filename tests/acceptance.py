@@ -39,6 +39,7 @@ from tests.polite_acceptance import PoliteTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
+SLOW = pytest.mark.slow  # A test of a second or more: pytest -m "not slow" leaves it out.
 
 
 def run_with_deadline(function: Callable[[], Any], deadline: float = DEADLINE) -> Any:
@@ -622,6 +623,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
         assert [s[:3] for s in crawler.done] == [(url, None, None)]
         assert isinstance(crawler.done[0].exception, Exception)
 
+    @SLOW
     def test_timeout_against_a_silent_server(self, logs) -> None:
         with silent_server() as url:
             crawler = self.crawl([url], timeout=0.5, max_tries=2)
@@ -683,7 +685,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
 
     # --- The whole crawl ---------------------------------------------------------
 
-    @pytest.mark.parametrize(("size", "max_tasks"), [(10, 1), (60, 3), (300, 10), (1000, 50)])
+    @pytest.mark.parametrize(
+        ("size", "max_tasks"),
+        [(10, 1), (60, 3), pytest.param(300, 10, marks=SLOW), pytest.param(1000, 50, marks=SLOW)],
+    )
     def test_full_crawl_matches_the_oracle(self, size: int, max_tasks: int) -> None:
         with ServerThread(make_app(size)) as server:
             crawler = self.crawl([server.url], max_tasks=max_tasks)
@@ -699,6 +704,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
             crawler = self.crawl([server.url], max_redirect=max_redirect)
         assert results(crawler) == expected_results(server.url, 20, max_redirect)
 
+    @SLOW
     @pytest.mark.parametrize("max_tasks", [1, 2, 5])
     def test_max_tasks_is_reached_and_never_exceeded(self, max_tasks: int) -> None:
         with ServerThread(make_app(30, latency=0.02)) as server:

@@ -172,6 +172,7 @@ class HostileServerTests:
         with HostileServer() as server:
             yield server
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda outcome: outcome.id)
     def test_hostile_server(self, hostile: HostileServer, outcome: Outcome) -> None:
         url = hostile.refused_url if outcome.path is None else hostile.url(outcome.path)
@@ -220,6 +221,7 @@ class HostileServerTests:
 
     # --- Size ------------------------------------------------------------------
 
+    @pytest.mark.slow
     def test_page_with_100000_links(self, pages: PageServer) -> None:
         hrefs = [f"/keep/{n}" if n % 1000 == 0 else f"/skip/{n}" for n in range(100_000)]
         body = "".join(f'<a href="{href}">{href}</a>\n' for href in hrefs).encode()

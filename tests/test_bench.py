@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +25,7 @@ from shared.site import COUNTERS, expected_results, make_app
 ROOT = "http://127.0.0.1:8000/"
 
 
-def triples(crawler) -> set[tuple[str, int | None, str | None]]:  # noqa: ANN001
+def triples(crawler: Any) -> set[tuple[str, int | None, str | None]]:
     return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
 
 
@@ -120,6 +122,7 @@ def test_cached_site_answers_as_the_site_does_and_counts_every_request() -> None
             assert 1 <= stats["max_in_flight"] <= 4
 
 
+@pytest.mark.slow
 def test_slow_server_holds_every_fetch_then_answers() -> None:
     result = held_crawl("threads", 5)
     assert result["held"] == result["most_held"] == 5
@@ -185,7 +188,8 @@ def test_report_verdicts() -> None:
     assert memory[-1][2] == "**met**"  # C10K
 
 
-def test_report_writes_summary_and_charts(tmp_path) -> None:  # noqa: ANN001
+@pytest.mark.slow
+def test_report_writes_summary_and_charts(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     path = report.write(fake_results(), tmp_path)
     text = path.read_text()

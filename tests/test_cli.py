@@ -231,6 +231,7 @@ def usage_runs(
 
 
 @pytest.mark.parametrize("case", list(USAGE_ERRORS))
+@pytest.mark.slow  # A subprocess.
 def test_usage_error_is_one_line_and_exit_status_2(
     usage_runs: tuple[Path, dict[str, subprocess.Popen[str]]], case: str
 ) -> None:
@@ -243,6 +244,7 @@ def test_usage_error_is_one_line_and_exit_status_2(
     assert stdout == ""  # Nothing was crawled or reported.
 
 
+@pytest.mark.slow  # A subprocess.
 def test_usage_error_through_python_m_shared_cli() -> None:
     result = run("--max_tasks", "0", "x.org", command=[sys.executable, "-m", "shared.cli"])
     assert result.returncode == 2
@@ -250,6 +252,7 @@ def test_usage_error_through_python_m_shared_cli() -> None:
     assert "max_tasks must be" in result.stderr
 
 
+@pytest.mark.slow  # A subprocess.
 def test_usage_error_through_python_m_stage() -> None:
     result = run("--bogus", command=[sys.executable, "-m", "stage3_asyncio"])
     assert result.returncode == 2
@@ -258,6 +261,7 @@ def test_usage_error_through_python_m_stage() -> None:
     ]
 
 
+@pytest.mark.slow  # A subprocess.
 def test_help() -> None:
     result = run("--help")
     assert result.returncode == 0
@@ -281,6 +285,7 @@ def finished_count(report: str) -> int:
 
 
 @pytest.mark.parametrize("stage", STAGE_PARAMS)
+@pytest.mark.slow  # A subprocess.
 def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     args = ["--stage", stage, "--pages", "20", "--max_redirect", "0", "-q", "--json", str(out)]
@@ -310,6 +315,7 @@ def test_crawl_the_bundled_site_quietly(stage: str, tmp_path: Path) -> None:
     assert all(line.startswith("ERROR ") for line in result.stderr.splitlines())
 
 
+@pytest.mark.slow  # A subprocess.
 def test_crawl_with_limits_reports_the_rest_as_not_fetched() -> None:
     result = run("--pages", "20", "--max-pages", "5", "--max-per-host", "2", "-q")
     assert result.returncode == 0, result.stderr
@@ -321,6 +327,7 @@ def test_crawl_with_limits_reports_the_rest_as_not_fetched() -> None:
     assert lines[-1].startswith("Oracle: not checked: --max-pages and --max-depth")
 
 
+@pytest.mark.slow  # A subprocess.
 def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
@@ -332,6 +339,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     assert "redirect limit reached" not in result.stderr
 
 
+@pytest.mark.slow  # A subprocess.
 def test_exit_status_1_when_no_root_could_be_fetched() -> None:
     with refused_port() as refused, refused_port() as other:
         result = run(refused, other, "--max_tries", "2", "--stage", "callbacks")
@@ -340,6 +348,7 @@ def test_exit_status_1_when_no_root_could_be_fetched() -> None:
     assert result.stderr.splitlines()[-1] == "No root could be fetched (see the report)."
 
 
+@pytest.mark.slow  # A subprocess.
 def test_exit_status_0_when_a_root_answers_even_with_an_error(pages: PageServer) -> None:
     with refused_port() as refused:
         result = run(refused, pages.url + "missing", "--max_tries", "1", "-q")
@@ -358,6 +367,7 @@ def test_check_roots_counts_only_the_roots() -> None:
     assert cli.check_roots(crawler, ["http://a/", "http://a/x"]) == cli.EXIT_OK
 
 
+@pytest.mark.slow  # A subprocess.
 def test_json_and_save_both_create_missing_parents(pages: PageServer, tmp_path: Path) -> None:
     pages.add_page("/", [])
     out, mirror = tmp_path / "new" / "deeper" / "out.jsonl", tmp_path / "other" / "mirror"
@@ -378,12 +388,14 @@ def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shown == [crawler]
 
 
+@pytest.mark.slow  # A subprocess.
 def test_help_gives_the_exit_statuses() -> None:
     text = " ".join(run("--help").stdout.split())
     for status in ["0 when at least one root", "1 when no root", "2 for a usage", "3 when", "130"]:
         assert status in text
 
 
+@pytest.mark.slow  # A subprocess.
 def test_crawl_given_roots_does_not_check_the_oracle(pages: PageServer) -> None:
     root = pages.add_page("/", ["/a", "/b"])
     pages.add_page("/a", [])

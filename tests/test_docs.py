@@ -77,6 +77,7 @@ def load_example(name: str) -> ModuleType:
 # --- The site builds -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_site_builds_strictly(tmp_path: Path) -> None:
     """Every snippet resolves, every link and anchor checks, every hook command runs."""
     pytest.importorskip("material", reason="needs the docs extras (mkdocs-material)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "docs" / "examples").glob("*.py"))
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,11 +25,13 @@ from shared.cli import STAGES
 from shared.server import ServerThread
 from shared.site import COUNTERS, make_app
 
+pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
+
 MAX_TASKS = 2
 STARTED = 6  # Requests the site must have seen before the interrupt.
 
 
-def wait_until(condition, deadline: float, what: str) -> None:  # noqa: ANN001
+def wait_until(condition: Callable[[], bool], deadline: float, what: str) -> None:
     """Poll ``condition`` until it is true; fail the test after ``deadline`` seconds."""
     end = time.monotonic() + deadline
     while not condition():
@@ -38,6 +41,7 @@ def wait_until(condition, deadline: float, what: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("stage", list(STAGES))
+@pytest.mark.usefixtures("sigint")
 def test_sigint_prints_the_report_and_writes_the_json(stage: str, tmp_path: Path) -> None:
     json_path = tmp_path / "crawl.jsonl"
     with ServerThread(make_app(300, latency=0.2)) as site:

@@ -101,6 +101,7 @@ def test_command_line_values_are_checked_by_the_same_definition() -> None:
     assert from_arguments(parser.parse_args(["--lenient"])).strict is False
 
 
+@pytest.mark.slow
 def test_help_shows_the_reason_in_a_real_run() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "shared.cli", "--help"], capture_output=True, text=True, timeout=60

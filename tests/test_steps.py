@@ -22,6 +22,8 @@ import pytest
 from shared.server import ServerThread
 from shared.site import expected_results, make_app
 
+pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = 10  # The smallest site: the crawling steps stay quick.
 STEP_DEADLINE = 60  # Seconds; a step takes well under one when all is well.

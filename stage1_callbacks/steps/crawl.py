@@ -35,7 +35,7 @@ def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(status_line.split()[1]), headers, body
 
 
-def links_to_follow(url: str, status: int, headers, body: bytes) -> set[str]:  # noqa: ANN001
+def links_to_follow(url: str, status: int, headers: dict[str, str], body: bytes) -> set[str]:
     """Return the links of a page (or its redirect target) on the same site as ``url``."""
     content_type = headers.get("content-type", "")
     if "location" in headers:
@@ -51,7 +51,9 @@ def links_to_follow(url: str, status: int, headers, body: bytes) -> set[str]:  #
 class Fetcher(fetcher.Fetcher):
     """A Fetcher that starts a Fetcher for each new link of its page."""
 
-    def __init__(self, url: str, selector, todo: set[str], seen_urls: set[str]) -> None:  # noqa: ANN001
+    def __init__(
+        self, url: str, selector: selectors.BaseSelector, todo: set[str], seen_urls: set[str]
+    ) -> None:
         super().__init__(url, selector, todo)
         self.seen_urls = seen_urls  # Every URL ever found; shared by all Fetchers.
 

@@ -61,6 +61,8 @@ def test_interrupt_closes_every_socket_and_sets_t1(pages: PageServer) -> None:
     assert crawler.loop is not None and crawler.loop.closed
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("sigint")
 def test_ctrl_c_on_the_command_line_prints_the_report(pages: PageServer) -> None:
     arrived = threading.Event()
 

@@ -148,6 +148,8 @@ def test_ctrl_c_closes_everything_and_is_passed_on(pages: PageServer) -> None:
     assert wait_for_fds(before) <= before, "a socket or the selector was left open"
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("sigint")
 def test_a_real_ctrl_c_while_waiting_for_the_network(pages: PageServer) -> None:
     arrived = threading.Event()
 
@@ -227,6 +229,7 @@ def test_an_ascii_host_name_that_does_not_resolve_is_a_lookup_failure() -> None:
     assert isinstance(stat.exception, socket.gaierror)
 
 
+@pytest.mark.slow
 def test_command_line_help() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "stage2_generators", "--help"],
