@@ -85,6 +85,7 @@ class CrawlerBase(CrawlOptions):
     def add_roots(self) -> None:
         """Queue each root; record a failure for a root that is not a web URL."""
         for root in self.roots:
+            problem: ValueError | None
             try:
                 url = normalize_url(root)
             except ValueError as error:

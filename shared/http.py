@@ -159,7 +159,8 @@ def _split_parameter_name(text: str) -> tuple[str, str, str]:
 
 def _quoted_string(text: str) -> tuple[str, str]:
     """Read the quoted string ``text`` starts with; return its value and the rest."""
-    value, index = [], 1
+    value: list[str] = []
+    index = 1
     while index < len(text):
         char = text[index]
         if char == '"':
@@ -485,7 +486,7 @@ def _skip_line_break(buffer: bytearray) -> bool:
         del buffer[:2]
     elif buffer[:1] == b"\n":
         del buffer[:1]
-    elif len(buffer) < 2 and buffer[:1] in (b"", b"\r"):
+    elif len(buffer) < 2 and bytes(buffer[:1]) in (b"", b"\r"):
         return False
     else:
         raise BadResponse("missing line break after a chunk")

@@ -26,9 +26,9 @@ from shared.http import parse_content_type
 from shared.urls import normalize_url
 
 try:
-    from selectolax.lexbor import LexborHTMLParser
+    from selectolax.lexbor import LexborHTMLParser as LexborHTMLParser  # Tests swap it.
 except ImportError:  # Not installed: the standard library's tokenizer does the job.
-    LexborHTMLParser = None
+    LexborHTMLParser = None  # type: ignore[misc, assignment]
 
 LINK_TAGS = ("a", "area", "link")
 # Pages in these encodings have their query strings sent in UTF-8 anyway.

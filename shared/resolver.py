@@ -12,8 +12,9 @@ A failed lookup is not remembered, so a retry asks again.
 from __future__ import annotations
 
 import socket
+from typing import Any
 
-Address = tuple[int, int, tuple]  # (family, proto, sockaddr) for socket() and connect().
+Address = tuple[int, int, tuple[Any, ...]]  # (family, proto, sockaddr) for socket() and connect().
 
 
 class Resolver:

@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 DEFAULT_PAGES = 300
 MIN_PAGES = 10  # The home page links to pages 1 to 6 by number.
@@ -505,7 +506,7 @@ SITE = web.AppKey("site", Site)
 COUNTERS = web.AppKey("counters", SiteCounters)
 
 
-def counting_middleware(latency: float):
+def counting_middleware(latency: float) -> Middleware:
     """Return a middleware that counts requests and delays each response."""
 
     @web.middleware

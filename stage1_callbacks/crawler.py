@@ -38,8 +38,9 @@ from typing import Any
 from shared.crawling import CrawlerBase
 from shared.http import BadResponse, Response
 from shared.polite import MAX_ROBOTS_SIZE, RobotsFetch, origin_of
+from shared.resolver import Resolver
 from shared.stats import failure
-from stage1_callbacks.fetcher import Fetcher, Resolver
+from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher
 
@@ -277,7 +278,7 @@ class Crawler(CrawlerBase):
         """Return a Fetcher for ``job``'s URL that calls back ``on_response``."""
         assert self.loop is not None, "the crawler runs inside run()"
         url = job.url
-        options = {
+        options: dict[str, Any] = {
             "timeout": self.timeout,
             "max_size": MAX_ROBOTS_SIZE if job.robots else self.max_size,
             "resolver": self.resolver,

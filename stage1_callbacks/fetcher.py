@@ -110,6 +110,7 @@ class Fetcher:
                     sock.close()
                 error = connect_error
                 continue
+            assert sock is not None  # Only connect() gets this far: the socket exists.
             self.sock = sock
             self.loop.register(sock, EVENT_WRITE, self.on_connected)
             return  # The socket turns writable once the connection is made, or failed.

@@ -173,7 +173,7 @@ class EventLoop:
 
         This is the only place where callbacks are called.
         """
-        timeout = None  # Wait for a socket for as long as it takes...
+        timeout: float | None = None  # Wait for a socket for as long as it takes...
         if self.ready or self.stopping:
             timeout = 0  # ...unless there is work now...
         elif self.timers:
@@ -187,7 +187,7 @@ class EventLoop:
         # for the next turn, after the loop has looked at the sockets again.
         for _ in range(len(self.ready)):
             handle = self.ready.popleft()
-            if not handle.cancelled:
+            if handle.callback is not None:  # None once the handle is cancelled.
                 handle.callback(*handle.args)
 
     # --8<-- [end:run_once]

@@ -31,8 +31,10 @@ class Handle:
     # Slots: the loop makes one handle per callback, so they must be small.
     __slots__ = ("_callback", "_args", "_cancelled", "_loop")
 
-    def __init__(self, callback: Callable[..., object], args: tuple, loop: EventLoop) -> None:
-        self._callback = callback
+    def __init__(
+        self, callback: Callable[..., object], args: tuple[Any, ...], loop: EventLoop
+    ) -> None:
+        self._callback: Callable[..., object] | None = callback
         self._args = args
         self._cancelled = False
         self._loop = loop
@@ -46,7 +48,7 @@ class Handle:
         if self._cancelled:
             return
         self._cancelled = True
-        self._callback = self._args = None  # Free what they refer to now.
+        self._callback, self._args = None, ()  # Free what they refer to now.
 
     def cancelled(self) -> bool:
         """Tell whether ``cancel()`` was called."""
@@ -58,6 +60,7 @@ class Handle:
         KeyboardInterrupt and SystemExit are not reported but raised, so that
         Ctrl+C and sys.exit() still stop the program.
         """
+        assert self._callback is not None, "the loop never runs a cancelled handle"
         try:
             self._callback(*self._args)
         except (SystemExit, KeyboardInterrupt):
@@ -74,7 +77,7 @@ class TimerHandle(Handle):
     __slots__ = ("_when", "_scheduled")
 
     def __init__(
-        self, when: float, callback: Callable[..., object], args: tuple, loop: EventLoop
+        self, when: float, callback: Callable[..., object], args: tuple[Any, ...], loop: EventLoop
     ) -> None:
         super().__init__(callback, args, loop)
         self._when = when
@@ -108,7 +111,7 @@ def get_running_loop() -> EventLoop:
 
     Raises RuntimeError when no loop is running.
     """
-    loop = getattr(_running, "loop", None)
+    loop: EventLoop | None = getattr(_running, "loop", None)
     if loop is None:
         raise RuntimeError("no running event loop")
     return loop

@@ -20,6 +20,7 @@ comes last, under a heading that says so.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,8 @@ class Future:
         self._state = PENDING
         self._result: Any = None
         self._exception: BaseException | None = None
-        self._exception_tb = None  # The exception's own traceback, kept for result().
+        # The exception's own traceback, kept for result().
+        self._exception_tb: types.TracebackType | None = None
         self._cancel_message: str | None = None
         # A tuple: most futures get one done callback or none, and the empty
         # tuple costs no memory at all.

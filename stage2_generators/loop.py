@@ -65,7 +65,7 @@ class EventLoop:
         self._ready: collections.deque[Handle] = collections.deque()
         self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
         self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
-        self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
+        self._selector: selectors.BaseSelector = selectors.DefaultSelector()
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False
@@ -209,7 +209,6 @@ class EventLoop:
         self._ready.clear()
         self._scheduled.clear()
         self._selector.close()
-        self._selector = None
 
     # --8<-- [end:run]
 

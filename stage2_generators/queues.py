@@ -125,7 +125,9 @@ class Queue(Generic[T]):
     # --8<-- [end:join]
 
 
-def _wait_in_line(waiters: collections.deque[Future], still_blocked: Any) -> Generator:
+def _wait_in_line(
+    waiters: collections.deque[Future], still_blocked: Any
+) -> Generator[Any, None, None]:
     """Wait for a turn to get or put; pass the turn on if cancelled after it came.
 
     ``still_blocked()`` tells whether the queue is still empty (for get) or

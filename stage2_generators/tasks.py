@@ -21,6 +21,7 @@ asyncio's task API comes last, under a heading that says so.
 
 from __future__ import annotations
 
+import collections.abc
 import types
 from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from stage2_generators.futures import PENDING, CancelledError, Future, InvalidSt
 if TYPE_CHECKING:
     from stage2_generators.loop import EventLoop
 
-Coroutine = Generator[Any, None, Any] | types.CoroutineType
+Coroutine = Generator[Any, None, Any] | collections.abc.Coroutine[Any, Any, Any]
 
 
 class Task(Future):
@@ -247,7 +248,7 @@ class _GatheringFuture(Future):
         return any(cancelled)
 
 
-def gather(*aws: Awaitable | Coroutine, return_exceptions: bool = False) -> Future:
+def gather(*aws: Awaitable[Any] | Coroutine, return_exceptions: bool = False) -> Future:
     """Run ``aws`` concurrently; return a future of the list of their results.
 
     Without return_exceptions, the first exception of a child becomes the
@@ -284,7 +285,11 @@ def gather(*aws: Awaitable | Coroutine, return_exceptions: bool = False) -> Futu
 
 def _outcome(child: Future) -> BaseException:
     """Return the exception of a failed or cancelled child."""
-    return child._make_cancelled_error() if child.cancelled() else child.exception()
+    if child.cancelled():
+        return child._make_cancelled_error()
+    error = child.exception()
+    assert error is not None, "only a failed child has an outcome to report"
+    return error
 
 
 def _finish_gathering(outer: _GatheringFuture, return_exceptions: bool) -> None:
@@ -306,7 +311,7 @@ def _finish_gathering(outer: _GatheringFuture, return_exceptions: bool) -> None:
 
 # --8<-- [start:wait_for]
 @types.coroutine
-def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any, None, Any]:
+def wait_for(aw: Awaitable[Any] | Coroutine, timeout: float | None) -> Generator[Any, None, Any]:
     """Wait for ``aw``, cancelling it if it takes more than ``timeout`` seconds.
 
     As in asyncio since Python 3.12, a coroutine runs in the calling task
@@ -319,9 +324,9 @@ def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any,
     """
     if timeout is not None and timeout <= 0:
         return (yield from _no_time_left(aw))
-    aw = _iterable(aw)
+    awaited = _iterable(aw)
     if timeout is None:
-        return (yield from aw)
+        return (yield from awaited)
     task = current_task()
     if task is None:
         raise RuntimeError("wait_for() must be called from a task")
@@ -329,7 +334,7 @@ def wait_for(aw: Awaitable | Coroutine, timeout: float | None) -> Generator[Any,
     handle = task.get_loop().call_later(timeout, _expire, task, expired)
     cancelling = task.cancelling()
     try:
-        return (yield from aw)
+        return (yield from awaited)
     except CancelledError as error:
         if expired:
             expired.clear()  # Undo our own cancel() request, exactly once.
@@ -349,7 +354,7 @@ def _expire(task: Task, expired: list[bool]) -> None:
 
 
 @types.coroutine
-def _no_time_left(aw: Awaitable | Coroutine) -> Generator[Any, None, Any]:
+def _no_time_left(aw: Awaitable[Any] | Coroutine) -> Generator[Any, None, Any]:
     """Cancel ``aw`` unless it is done, wait until it is, and raise TimeoutError."""
     future = ensure_future(aw)
     if not future.done():
@@ -376,7 +381,7 @@ def current_task(loop: EventLoop | None = None) -> Task | None:
     return (loop or get_running_loop())._current_task
 
 
-def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -> Future:
+def ensure_future(aw: Awaitable[Any] | Coroutine, *, loop: EventLoop | None = None) -> Future:
     """Return ``aw`` if it is a Future, else a Task running it.
 
     Raises TypeError for what cannot be awaited.
@@ -390,7 +395,7 @@ def ensure_future(aw: Awaitable | Coroutine, *, loop: EventLoop | None = None) -
     raise TypeError(f"a Future, a coroutine, a generator or an awaitable is required, not {aw!r}")
 
 
-def _iterable(aw: Awaitable | Coroutine) -> Any:
+def _iterable(aw: Any) -> Any:
     """Return what ``yield from`` can drive for ``aw``: itself or its ``__await__()``.
 
     Raises TypeError when ``aw`` cannot be awaited.
@@ -403,7 +408,7 @@ def _iterable(aw: Awaitable | Coroutine) -> Any:
 
 
 @types.coroutine
-def _wrap_awaitable(aw: Awaitable) -> Generator[Any, None, Any]:
+def _wrap_awaitable(aw: Any) -> Generator[Any, None, Any]:
     """Await ``aw`` in a generator, so that a Task can run it."""
     return (yield from aw.__await__())
 

@@ -197,7 +197,7 @@ class Crawler(CrawlerBase):
                 if response.status == 101:
                     raise BadResponse(UNASKED_UPGRADE)
                 headers = {
-                    name.lower(): value for name, value in reversed(response.headers.items())
+                    name.lower(): value for name, value in reversed(list(response.headers.items()))
                 }
                 body = await read_body(response, headers.get("content-encoding"), max_size)
                 truncated = len(body) > max_size

@@ -304,7 +304,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
             assert crawler.url_allowed(url) is False
 
     def test_bad_options_raise_value_error(self) -> None:
-        for options in [{"max_tasks": 0}, {"max_tries": 0}, {"timeout": 0}, {"exclude": "("}]:
+        bad: list[dict[str, Any]] = [
+            {"max_tasks": 0},
+            {"max_tries": 0},
+            {"timeout": 0},
+            {"exclude": "("},
+        ]
+        for options in bad:
             with pytest.raises(ValueError):
                 self.crawler(["http://example.com/"], **options)
 

@@ -87,7 +87,13 @@ class Outcome:
         return (self.path or "/refused-port").lstrip("/")
 
 
-OK_PAGE = {"status": 200, "error": None, "tries": 1, "size": 27, "content_type": "text/html"}
+OK_PAGE: dict[str, Any] = {
+    "status": 200,
+    "error": None,
+    "tries": 1,
+    "size": 27,
+    "content_type": "text/html",
+}
 NEVER_ASKED = "/kept/unasked"  # Linked only from a response sent unasked.
 OUTCOMES = [
     Outcome("/close-before-head"),
@@ -209,6 +215,7 @@ class HostileServerTests:
             next_url = hostile.url(next_url)
         assert stat.next_url == next_url
         if outcome.fetched is not None:
+            assert next_url is not None
             assert acceptance.by_url(crawler)[next_url].status == 200
             assert hostile.connections[outcome.fetched] == 1
         elif next_url is not None:

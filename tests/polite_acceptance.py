@@ -334,7 +334,7 @@ class PoliteTests:
         assert set(skipped(crawler, CrawlLimitReached)) == {pages.url + "a"}
 
     def test_bad_politeness_options_raise_value_error(self) -> None:
-        for options in [
+        bad: list[dict[str, Any]] = [
             {"delay": -1},
             {"delay": float("inf")},
             {"max_per_host": 0},
@@ -343,6 +343,7 @@ class PoliteTests:
             {"user_agent": ""},
             {"user_agent": "bot\r\nX-Injected: 1"},
             {"obey_robots": "yes"},
-        ]:
+        ]
+        for options in bad:
             with pytest.raises(ValueError):
                 self.stage.Crawler(["http://example.com/"], **options)

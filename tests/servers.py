@@ -111,7 +111,7 @@ def refused_port() -> Iterator[str]:
         yield f"http://127.0.0.1:{bound.getsockname()[1]}/"
 
 
-Script = Callable[[socket.socket, "ScriptedServer"], None]
+Script = Callable[[socket.socket, "ScriptedServer"], object]  # What it returns is unused.
 
 
 class ScriptedServer:

@@ -97,7 +97,7 @@ def test_thread_crawler_matches_the_oracle_within_max_tasks() -> None:
         assert len(crawler.done) == len(crawler.seen_urls)
         assert crawler.threads_started == 8
         assert counters.max_in_flight <= 8
-        assert crawler.t0 <= crawler.t1
+        assert crawler.t1 is not None and crawler.t0 <= crawler.t1
 
 
 def test_thread_crawler_retries_then_records_a_failure() -> None:

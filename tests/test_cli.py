@@ -379,7 +379,12 @@ def test_json_and_save_both_create_missing_parents(pages: PageServer, tmp_path: 
 
 def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     shown = []
-    monkeypatch.setattr(cli, "progress", lambda crawler: shown.append(crawler) or nullcontext())
+
+    def progress(crawler: object) -> nullcontext[None]:
+        shown.append(crawler)
+        return nullcontext()
+
+    monkeypatch.setattr(cli, "progress", progress)
     module = types.SimpleNamespace(run=lambda crawler: None)
     crawler = types.SimpleNamespace(done=[], seen_urls=set(), max_tasks=1, t0=0.0, t1=1.0)
     cli.run_and_report(module, crawler, None, quiet=True)

@@ -155,7 +155,7 @@ def page_text(path: Path) -> str:
 
 def first_line(function: object) -> str:
     """Return the first line of a function's docstring."""
-    return inspect.getdoc(function).splitlines()[0]
+    return (inspect.getdoc(function) or "").splitlines()[0]
 
 
 def test_pages_are_all_in_the_nav() -> None:

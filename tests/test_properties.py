@@ -313,7 +313,9 @@ async def aiohttp_parse(answer: bytes) -> tuple | None:
     url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
     try:
         async with aiohttp.ClientSession() as session, session.get(url) as response:
-            headers = {name.lower(): value for name, value in reversed(response.headers.items())}
+            headers = {
+                name.lower(): value for name, value in reversed(list(response.headers.items()))
+            }
             return response.status, headers, await response.read()
     except aiohttp.ClientError:
         return None

@@ -224,7 +224,7 @@ def reference_crawl(root: str, max_redirect: int) -> list[tuple[str, int, str | 
     policy = UrlPolicy([root])
     root = normalize_url(root)
     queue, seen = collections.deque([(root, max_redirect)]), {root}
-    recorded = []
+    recorded: list[tuple[str, int, str | None]] = []
     while queue:
         url, budget = queue.popleft()
         status, headers, body = fetch(url)

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ MAX_LINES = 100  # The chapters aim at 80; no step may grow far past it.
 
 
 @pytest.fixture(scope="module")
-def site() -> ServerThread:
+def site() -> Iterator[ServerThread]:
     """One test site for every step of the module."""
     with ServerThread(make_app(PAGES)) as server:
         yield server
@@ -114,7 +115,9 @@ def test_crawling_step_finds_exactly_the_site(site: ServerThread, step: str) -> 
 
 
 def source_of(step: str) -> str:
-    return Path(importlib.util.find_spec(step).origin).read_text(encoding="utf-8")
+    spec = importlib.util.find_spec(step)
+    assert spec is not None and spec.origin is not None, step
+    return Path(spec.origin).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -145,10 +148,10 @@ def test_step_uses_only_earlier_steps_and_the_standard_library(index: int) -> No
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module.endswith(".steps"):
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith(".steps"):
             names = [f"{node.module}.{alias.name}" for alias in node.names]  # A step module.
         elif isinstance(node, ast.ImportFrom):
-            names = [node.module]
+            names = [node.module or ""]
         else:
             continue
         for name in names:
@@ -158,6 +161,6 @@ def test_step_uses_only_earlier_steps_and_the_standard_library(index: int) -> No
 
 def test_steps_package_docstrings_list_every_step() -> None:
     for package in ("stage1_callbacks.steps", "stage2_generators.steps", "stage3_asyncio.steps"):
-        listed = re.findall(r"``(\w+)``:", importlib.import_module(package).__doc__)
+        listed = re.findall(r"``(\w+)``:", importlib.import_module(package).__doc__ or "")
         steps = [step.rsplit(".", 1)[1] for step in STEPS if step.startswith(package + ".")]
         assert listed == steps, package

@@ -105,7 +105,8 @@ def load(path: Path) -> dict[str, Any]:
     def keys(obj: dict[str, Any]) -> dict[Any, Any]:
         return {int(k) if k.isdigit() else k: v for k, v in obj.items()}
 
-    return json.loads(path.read_text(), object_hook=keys)
+    results: dict[str, Any] = json.loads(path.read_text(), object_hook=keys)
+    return results
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,11 +35,11 @@ def sample_pages(pages: int = 10_000) -> list[tuple[str, str]]:
 def standard_library_only() -> Iterator[None]:
     """Make ``extract_links`` use html.parser, as it does without selectolax."""
     saved = shared.links.LexborHTMLParser
-    shared.links.LexborHTMLParser = None
+    shared.links.LexborHTMLParser = None  # type: ignore[misc, assignment]
     try:
         yield
     finally:
-        shared.links.LexborHTMLParser = saved
+        shared.links.LexborHTMLParser = saved  # type: ignore[misc]
 
 
 def per_page(function: Callable[[str, str], object], pages: list[tuple[str, str]]) -> float:

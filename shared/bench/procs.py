@@ -153,6 +153,7 @@ def last_json(text: str) -> dict[str, Any] | None:
     if not lines:
         return None
     try:
-        return json.loads(lines[-1])
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
     except json.JSONDecodeError:
         return None

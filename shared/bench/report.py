@@ -12,6 +12,7 @@ installed), and how busy the machine was during the run.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 from typing import Any
@@ -257,7 +258,7 @@ def charts(results: dict[str, Any], out: Path) -> list[str]:
         t = results["throughput"]
         fig, ax = plt.subplots(figsize=(7, 3.2), dpi=90)
         crawlers = [n for n in t["runs"] if med(values(t["runs"][n], "pages_per_s"))]
-        speeds = [med(values(t["runs"][n], "pages_per_s")) for n in crawlers]
+        speeds = [med(values(t["runs"][n], "pages_per_s")) or 0.0 for n in crawlers]
         ax.barh([LABELS[n] for n in crawlers], speeds, color="#3f51b5")
         ceiling = med([c.get("new_connections") for c in t["ceilings"]])
         if ceiling:
@@ -273,7 +274,8 @@ def charts(results: dict[str, Any], out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(7, 3.2), dpi=90)
         for name, by_tasks in c["runs"].items():
             tasks = list(by_tasks)
-            ax.plot(tasks, [med(values(by_tasks[k], "ratio")) for k in tasks], marker="o",
+            ratios = [med(values(by_tasks[k], "ratio")) for k in tasks]
+            ax.plot(tasks, [math.nan if r is None else r for r in ratios], marker="o",
                     label=LABELS[name])  # fmt: skip
         ax.axhline(1.10, color="#d32f2f", linestyle="--", label="target: 1.10× ideal")
         ax.axhline(1.0, color="grey", linewidth=0.8)

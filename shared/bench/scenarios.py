@@ -142,7 +142,7 @@ def throughput(config: Config, log: Log) -> dict[str, Any]:
 def brief(result: dict[str, Any]) -> str:
     """Return a one-line account of a crawl for the progress log."""
     if "error" in result:
-        return "ERROR " + result["error"].strip().splitlines()[-1][:200]
+        return "ERROR " + str(result["error"]).strip().splitlines()[-1][:200]
     keys = ("wall", "pages_per_s", "urls", "requests", "correct", "crawler_cpu", "others")
     return " ".join(
         f"{key}={result[key]:.2f}" if isinstance(result[key], float) else f"{key}={result[key]}"
@@ -241,7 +241,7 @@ def memory(config: Config, log: Log) -> dict[str, Any]:
 def brief_held(result: dict[str, Any]) -> str:
     """Return a one-line account of a held crawl for the progress log."""
     if "error" in result:
-        return "ERROR " + result["error"][-300:]
+        return "ERROR " + str(result["error"])[-300:]
     return ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}"
                      for k, v in result.items())  # fmt: skip
 

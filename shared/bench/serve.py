@@ -64,7 +64,7 @@ def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
                 answer = await handler(request)
             except web.HTTPException as error:  # Redirects and 404s are raised.
                 answer = error
-            if not isinstance(answer, web.Response) or answer.body is None:
+            if not isinstance(answer, web.Response) or not isinstance(answer.body, bytes):
                 return answer
             headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
             store[key] = (answer.status, headers, bytes(answer.body))

@@ -49,14 +49,16 @@ class InProcessSite:
         match.add_app(self.app)  # What aiohttp's Application._handle does.
         request._match_info = match
         if match.http_exception is not None:
-            answer: web.Response = match.http_exception  # type: ignore[assignment]
+            answer: web.StreamResponse = match.http_exception
         else:
             try:
-                answer = await match.handler(request)  # type: ignore[assignment]
+                answer = await match.handler(request)
             except web.HTTPException as error:  # aiohttp raises redirects and 404s.
-                answer = error  # type: ignore[assignment]
-        body = answer.body if isinstance(answer.body, bytes) else b""
-        names = {name.lower(): value for name, value in reversed(answer.headers.items())}
+                answer = error
+        body = b""
+        if isinstance(answer, web.Response) and isinstance(answer.body, bytes):
+            body = answer.body
+        names = {name.lower(): value for name, value in reversed(list(answer.headers.items()))}
         return Response(answer.status, names, body)
 
 
@@ -65,8 +67,8 @@ def node_of(crawler: CrawlerBase, url: str, response: Response) -> Node:
     if response.status in REDIRECT_STATUSES and "location" in response.headers:
         location = urllib.parse.urljoin(url, response.headers["location"])
         next_url = normalize_url(location)
-        links = (next_url,) if crawler.url_allowed(next_url) else ()
-        return Node(response.status, next_url, links)
+        targets = (next_url,) if crawler.url_allowed(next_url) else ()
+        return Node(response.status, next_url, targets)
     _, links = crawler.parse_links(url, response)
     return Node(response.status, None, tuple(sorted(links)))
 

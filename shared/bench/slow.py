@@ -83,6 +83,7 @@ class SlowProtocol(asyncio.Protocol):
         self.buffer = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # A TCP server's always is.
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
@@ -95,7 +96,7 @@ class SlowProtocol(asyncio.Protocol):
             self.transport.write(self.home)
             self.transport.close()
         else:
-            self.barrier.hold(self.transport)  # type: ignore[arg-type]
+            self.barrier.hold(self.transport)
 
 
 async def serve(links: int, idle: float) -> None:

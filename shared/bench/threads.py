@@ -69,7 +69,7 @@ class Crawler(CrawlerBase):
 
     def start_threads(self) -> list[threading.Thread]:
         """Start up to ``max_tasks`` worker threads; return those that started."""
-        threads = []
+        threads: list[threading.Thread] = []
         for _ in range(self.max_tasks):
             thread = threading.Thread(target=self.work, daemon=True)
             try:

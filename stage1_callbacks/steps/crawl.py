@@ -17,6 +17,7 @@ import re
 import selectors
 import time
 import urllib.parse
+from collections.abc import Mapping
 
 from shared.links import page_links
 from stage1_callbacks.steps import fetcher
@@ -35,7 +36,7 @@ def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
     return int(status_line.split()[1]), headers, body
 
 
-def links_to_follow(url: str, status: int, headers: dict[str, str], body: bytes) -> set[str]:
+def links_to_follow(url: str, status: int, headers: Mapping[str, str], body: bytes) -> set[str]:
     """Return the links of a page (or its redirect target) on the same site as ``url``."""
     content_type = headers.get("content-type", "")
     if "location" in headers:

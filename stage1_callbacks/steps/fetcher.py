@@ -29,7 +29,7 @@ class Fetcher:
         self.url = url
         self.selector = selector
         self.todo = todo  # The URLs not done yet; this one leaves it at the end.
-        self.sock: socket.socket | None = None
+        self.sock: socket.socket  # Made by fetch().
         self.response = b""  # What the server sent so far.
 
     def fetch(self) -> None:

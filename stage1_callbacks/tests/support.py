@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stage1_callbacks.fetcher import Fetcher, Resolver
+from shared.resolver import Resolver
+from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher
 from tests.servers import DEADLINE

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from shared.http import BadResponse, ResponseParser, build_request
+from shared.resolver import Resolver
 from stage1_callbacks import fetcher as fetcher_module
 from stage1_callbacks import tls as tls_module
-from stage1_callbacks.fetcher import Fetcher, Resolver
+from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.tests.support import run_fetch
 from stage1_callbacks.tls import HttpsFetcher
 from tests.servers import (
@@ -127,6 +128,7 @@ def test_response_dribbled_in_pieces() -> None:
 
     with ScriptedServer(dribble) as server:
         fetcher = run_fetch(server.url, Recording)
+    assert isinstance(fetcher, PieceCounter)
     assert b"".join(fetcher.pieces) == response
     assert len(fetcher.pieces) >= len(pieces), "pieces never arrive together"
     assert fetcher.response is not None and fetcher.response.body == PAGE
@@ -137,6 +139,7 @@ def test_response_read_one_byte_at_a_time(monkeypatch) -> None:
     response = http_response(PAGE)
     with ScriptedServer(answer(response)) as server:
         fetcher = run_fetch(server.url, PieceCounter)
+    assert isinstance(fetcher, PieceCounter)
     assert len(fetcher.pieces) == len(response)  # The parser saw every byte alone.
     assert fetcher.response is not None and fetcher.response.body == PAGE
 

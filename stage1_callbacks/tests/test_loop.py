@@ -246,7 +246,7 @@ def test_modify_changes_events_and_callback(loop: EventLoop, pair) -> None:
         right.sendall(b"x")
 
     def on_readable() -> None:
-        calls.append(("readable", left.recv(10)))
+        calls.append(f"readable {left.recv(10)!r}")
         loop.unregister(left)
 
     loop.register(left, EVENT_WRITE, on_writable)

@@ -15,7 +15,8 @@ import types
 
 import pytest
 
-from stage1_callbacks.fetcher import Fetcher, Resolver
+from shared.resolver import Resolver
+from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from tests.servers import ScriptedServer, answer, http_response
 

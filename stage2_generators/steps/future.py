@@ -12,6 +12,7 @@ cannot call a helper that waits.  Next, ``yield_from`` fixes both.
 
 import selectors
 from collections.abc import Callable, Generator
+from typing import Any
 
 from stage1_callbacks.steps.blocking import http_request, status_line, url_from_argv
 from stage1_callbacks.steps.callback import loop
@@ -41,7 +42,7 @@ class Future:
 class Task:
     """Drive a generator: send in each future's result, wait for the next future."""
 
-    def __init__(self, coro: Generator[Future, object, None]) -> None:
+    def __init__(self, coro: Generator[Future, Any, Any]) -> None:
         self.coro = coro
         start = Future()
         start.set_result(None)
@@ -55,7 +56,9 @@ class Task:
         next_future.add_done_callback(self.step)
 
 
-def fetch(url: str, selector: selectors.BaseSelector, todo: set[str]) -> Generator:
+def fetch(
+    url: str, selector: selectors.BaseSelector, todo: set[str]
+) -> Generator[Future, Any, None]:
     """Fetch ``url``, yielding a future wherever it waits."""
     sock = start_connecting(url)
     f = Future()

@@ -12,6 +12,7 @@ new links back into the queue.
 
 import collections
 import selectors
+from typing import Any
 
 from stage1_callbacks.steps.blocking import status_line, url_from_argv
 from stage1_callbacks.steps.callback import loop
@@ -24,7 +25,7 @@ class Queue:
     """A FIFO queue for coroutines, with the count of items not done yet."""
 
     def __init__(self) -> None:
-        self.items: collections.deque = collections.deque()
+        self.items: collections.deque[Any] = collections.deque()
         self.getters: collections.deque[Future] = collections.deque()  # Waiting in get().
         self.unfinished = 0  # Put in, and not yet marked done with task_done().
         self.joiners: list[Future] = []  # Waiting in join().

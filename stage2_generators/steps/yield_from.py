@@ -14,6 +14,7 @@ adds a queue and a pool of workers.
 import selectors
 import socket
 from collections.abc import Generator
+from typing import Any
 
 from stage1_callbacks.steps.blocking import http_request, status_line, url_from_argv
 from stage1_callbacks.steps.callback import loop
@@ -21,7 +22,7 @@ from stage1_callbacks.steps.nonblocking import start_connecting
 from stage1_callbacks.steps.threads import some_pages
 from stage2_generators.steps import future
 
-Coroutine = Generator["Future", object, object]
+Coroutine = Generator["Future", Any, Any]
 
 
 class Future(future.Future):

@@ -182,6 +182,8 @@ def test_a_real_ctrl_c_while_waiting_for_the_network(pages: PageServer) -> None:
 class CountingCrawler(Crawler):
     """A crawler that notes how many requests are in flight as each one reads."""
 
+    counts: list[int]
+
     def read_all(self, sock, max_size):
         self.counts.append(self.in_flight)
         return (yield from super().read_all(sock, max_size))

@@ -331,7 +331,7 @@ def test_an_exception_in_a_callback_is_logged_and_the_loop_goes_on(
     [record] = caplog.records
     assert record.name == lib.logger and record.levelname == "ERROR"
     assert record.getMessage().startswith("Exception in callback")
-    assert record.exc_info[0] is ZeroDivisionError
+    assert record.exc_info is not None and record.exc_info[0] is ZeroDivisionError
 
 
 def test_the_handler_is_called_with_the_loop_and_a_context(
@@ -363,7 +363,7 @@ def test_the_default_handler_logs_the_message(
     lib_loop.call_exception_handler({"message": "something odd", "exception": KeyError("k")})
     [record] = caplog.records
     assert record.getMessage().startswith("something odd")
-    assert record.exc_info[0] is KeyError
+    assert record.exc_info is not None and record.exc_info[0] is KeyError
 
 
 def test_a_custom_handler_may_call_the_default_one(
@@ -403,7 +403,7 @@ def test_a_handler_that_raises_is_logged_and_the_loop_goes_on(
     assert called == ["next"]
     [record] = caplog.records
     assert "Unhandled error in exception handler" in record.getMessage()
-    assert record.exc_info[0] is RuntimeError
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
 
 
 # What nobody looked at
@@ -430,7 +430,7 @@ def test_an_exception_never_retrieved_is_logged(
     [record] = caplog.records
     assert record.name == lib.logger and record.levelname == "ERROR"
     assert "exception was never retrieved" in record.getMessage()
-    assert record.exc_info[0] is ValueError
+    assert record.exc_info is not None and record.exc_info[0] is ValueError
 
 
 @pytest.mark.parametrize("retrieve", ["result", "exception", "await"])
@@ -477,7 +477,7 @@ def test_a_task_exception_never_retrieved_is_logged(
     collect()
     [record] = caplog.records
     assert "Task exception was never retrieved" in record.getMessage()
-    assert record.exc_info[0] is LookupError
+    assert record.exc_info is not None and record.exc_info[0] is LookupError
 
 
 def test_the_never_retrieved_context_goes_to_the_handler(

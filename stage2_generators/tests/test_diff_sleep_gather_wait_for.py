@@ -47,7 +47,12 @@ def test_sleep_zero_gives_each_ready_callback_one_turn(lib: SimpleNamespace) -> 
     async def main() -> list[str]:
         order: list[str] = []
         loop = lib.get_running_loop()
-        loop.call_soon(lambda: (order.append("first"), loop.call_soon(order.append, "later")))
+
+        def first() -> None:
+            order.append("first")
+            loop.call_soon(order.append, "later")
+
+        loop.call_soon(first)
         await lib.sleep(0)
         order.append("resumed")
         return order

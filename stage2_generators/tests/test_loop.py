@@ -11,6 +11,7 @@ import logging
 import selectors
 import socket
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,7 +26,7 @@ FAR = 60.0
 
 
 @pytest.fixture
-def pair() -> socket.socket:
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
     """Two connected non-blocking sockets."""
     first, second = socket.socketpair()
     first.setblocking(False)
@@ -372,7 +373,7 @@ def test_remove_reader_and_writer(loop: EventLoop, pair) -> None:
     loop.add_writer(first, print)
     assert loop.remove_reader(first)
     assert not loop.remove_reader(first)
-    assert loop._selector.get_key(first).events == event_loop.selectors.EVENT_WRITE
+    assert loop._selector.get_key(first).events == selectors.EVENT_WRITE
     assert loop.remove_writer(first)
     assert not loop._selector.get_map()
 

@@ -486,7 +486,7 @@ def test_sleepers_wake_in_the_order_of_their_deadlines(loop: EventLoop) -> None:
         loop.create_task(sleeper("c", 0.02)),
     ]
     loop.run_until_complete(gather(*tasks))
-    assert woken == sorted(deadlines, key=deadlines.get)
+    assert woken == sorted(deadlines, key=lambda name: deadlines[name])
 
 
 def test_sleep_zero_takes_exactly_one_turn(loop: EventLoop) -> None:
@@ -711,7 +711,9 @@ def test_wait_for_leaves_no_pending_cancel_request(loop: EventLoop) -> None:
         with pytest.raises(TimeoutError):
             yield from wait_for(sleep(FAR), 0.001)
         yield from sleep(0)  # Not cancelled: the timeouts were handled.
-        return current_task().cancelling()
+        task = current_task()
+        assert task is not None
+        return task.cancelling()
 
     assert loop.run_until_complete(main()) == 0
 
