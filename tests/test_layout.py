@@ -1,4 +1,5 @@
-"""The repository's layout: test-only code stays out of the installed packages."""
+"""The house: test-only code stays out of the installed packages, and the test
+run has its safety nets (a per-test timeout, the slow marker)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,15 @@ def test_tls_helpers_are_in_one_place() -> None:
         and '"certs"' in path.read_text(encoding="utf-8")
     ]
     assert readers == ["tests/tls.py"]
+
+
+def test_a_hung_test_fails_on_its_own(request: pytest.FixtureRequest) -> None:
+    """pytest-timeout is on, with a per-test limit from pyproject.toml."""
+    assert request.config.pluginmanager.hasplugin("timeout")
+    assert float(request.config.getini("timeout")) > 0
+
+
+def test_the_slow_marker_is_registered(request: pytest.FixtureRequest) -> None:
+    """So that ``pytest -m "not slow"`` (the quick loop, and CI on 3.12) selects."""
+    markers = request.config.getini("markers")
+    assert any(marker.startswith("slow:") for marker in markers)
