@@ -23,7 +23,7 @@ import socket
 import struct
 import zlib
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 
 from shared.server import LoopThread
@@ -37,7 +37,7 @@ UTF8_LOCATION = "/landing page/caf\xe9"  # Sent as UTF-8 bytes; requested percen
 LATIN1_LOCATION = b"/landing/caf\xe9"  # Not UTF-8: requested as /landing/caf%E9.
 
 
-def response(status: str, headers: list[str | bytes], body: bytes = b"") -> bytes:
+def response(status: str, headers: Sequence[str | bytes], body: bytes = b"") -> bytes:
     """Return the bytes of a response with the given status, headers and body."""
     lines = [f"HTTP/1.1 {status}".encode()]
     lines += [line if isinstance(line, bytes) else line.encode() for line in headers]

@@ -238,7 +238,7 @@ def test_register_twice_is_refused(loop: EventLoop, pair) -> None:
 
 def test_modify_changes_events_and_callback(loop: EventLoop, pair) -> None:
     left, right = pair
-    calls = []
+    calls: list[object] = []
 
     def on_writable() -> None:
         calls.append("writable")
@@ -246,7 +246,7 @@ def test_modify_changes_events_and_callback(loop: EventLoop, pair) -> None:
         right.sendall(b"x")
 
     def on_readable() -> None:
-        calls.append(f"readable {left.recv(10)!r}")
+        calls.append(("readable", left.recv(10)))
         loop.unregister(left)
 
     loop.register(left, EVENT_WRITE, on_writable)
