@@ -1,10 +1,9 @@
 """Step 1 of stage 2: a Future, a generator that yields it, a Task that drives it.
 
-A ``Future`` is a result not there yet; ``set_result`` runs the callbacks
-waiting for it.  ``fetch`` is one generator again, like the blocking
-fetch, but where it would block it registers a callback that resolves a
-future, and yields the future.  A ``Task`` sends each result in and waits
-for the next future.  Stage 1's loop runs it all unchanged.
+A ``Future`` is a result not there yet; ``set_result`` runs its callbacks.
+``fetch`` is one generator again: where it would block, it yields a future
+that a selector callback resolves.  A ``Task`` sends each result in and
+waits for the next future.  Stage 1's loop runs it all unchanged.
 
 Still wrong: each wait on the socket is written out by hand, and ``fetch``
 cannot call a helper that waits.  Next, ``yield_from`` fixes both.

@@ -1,13 +1,12 @@
 """Step 3 of stage 2: a Queue for coroutines, and a pool of workers.
 
-The queue of the 500 Lines chapter, on the previous step's Future: ``get``
-waits on a future while the queue is empty, ``join`` until every item put
-in is marked done (``task_done``).  Three workers share the ten pages, and
+The chapter's queue, on the previous step's Future: ``get`` waits on a
+future while the queue is empty, ``join`` until every item put in is
+marked done (``task_done``).  Three workers share the ten pages, and
 ``run`` drives ``join`` and stops the loop once it returns.
 
-Still wrong: the workers are never stopped (the loop simply ends), and the
-URLs are still a fixed list.  The next step, ``crawl``, puts each page's
-new links back into the queue.
+Still wrong: the workers are never stopped, and the URLs are a fixed
+list.  The next step, ``crawl``, puts each page's new links in the queue.
 """
 
 import collections
