@@ -177,6 +177,37 @@ def test_no_english_left_in_the_translation(page: Path) -> None:
     assert not english, f"docs/{chinese.name} has paragraphs in English:\n\n" + "\n\n".join(english)
 
 
+# Other translations of the glossary's terms, seen elsewhere, that the
+# Chinese pages do not use (docs/glossary.zh.md says why each was chosen).
+NOT_OUR_TERMS = {
+    "协同程序": "协程",
+    "协作程序": "协程",
+    "产生器": "生成器",
+    "事件轮询": "事件循环",
+    "回呼": "回调",
+    "期物": "Future",
+    "未来对象": "Future",
+    "堆栈撕裂": "栈撕裂",
+    "暂停点": "让出点",
+    "反压": "背压",
+    "插座": "套接字",
+    "非堵塞": "非阻塞",
+}
+
+
+# The glossary names the other translations, to explain its choice.
+NOT_GLOSSARY = [page for page in TRANSLATED if page.name != "glossary.md"]
+
+
+@pytest.mark.parametrize("page", NOT_GLOSSARY, ids=[page.name for page in NOT_GLOSSARY])
+def test_the_glossary_terms_are_used(page: Path) -> None:
+    """The Chinese pages say 协程, 事件循环, 回调... as the glossary does, not a synonym."""
+    chinese = translation(page)
+    text = "\n".join(prose_paragraphs(chinese))
+    found = {term: ours for term, ours in NOT_OUR_TERMS.items() if term in text}
+    assert not found, f"docs/{chinese.name}: write the glossary's term instead: {found}"
+
+
 def test_an_english_paragraph_is_noticed() -> None:
     """The check above flags the running text of an English page."""
     english = [
