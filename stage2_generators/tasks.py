@@ -384,9 +384,12 @@ def current_task(loop: EventLoop | None = None) -> Task | None:
 def ensure_future(aw: Awaitable[Any] | Coroutine, *, loop: EventLoop | None = None) -> Future:
     """Return ``aw`` if it is a Future, else a Task running it.
 
-    Raises TypeError for what cannot be awaited.
+    Raises TypeError for what cannot be awaited, ValueError for a future
+    of another loop than ``loop``.
     """
     if isinstance(aw, Future):
+        if loop is not None and aw.get_loop() is not loop:
+            raise ValueError("The future belongs to a different loop than the one given")
         return aw
     if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
         return (loop or get_running_loop()).create_task(aw)

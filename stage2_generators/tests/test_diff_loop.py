@@ -197,6 +197,24 @@ def test_another_loop_cannot_run_inside_a_running_one(lib: SimpleNamespace) -> N
     lib.run(main())
 
 
+def test_run_until_complete_refuses_a_future_of_another_loop(
+    lib: SimpleNamespace, lib_loop: Any
+) -> None:
+    other = lib.new_event_loop()
+    try:
+        with pytest.raises(ValueError):
+            lib_loop.run_until_complete(lib.Future(loop=other))
+    finally:
+        other.close()
+
+
+def test_a_handle_for_call_later_is_a_handle(lib: SimpleNamespace, lib_loop: Any) -> None:
+    timer = lib_loop.call_later(3600, print)
+    assert isinstance(timer, lib.Handle) and not timer.cancelled()
+    timer.cancel()
+    assert timer.cancelled()
+
+
 def test_the_loop_stopped_before_the_future_was_done(lib: SimpleNamespace, lib_loop: Any) -> None:
     future = lib_loop.create_future()
     lib_loop.call_soon(lib_loop.stop)

@@ -7,12 +7,13 @@ their order matters.
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from stage2_generators.tests.libraries import Awaitable, generator_coroutine
+from stage2_generators.tests.libraries import STAGE2, Awaitable, generator_coroutine
 
 
 async def turns(lib: SimpleNamespace, count: int) -> None:
@@ -466,3 +467,46 @@ def test_a_generator_can_yield_from_wait_for(lib: SimpleNamespace) -> None:
             return "timed out"
 
     assert lib.run(generator_coroutine(lib, main)) == "timed out"
+
+
+def test_wait_for_runs_a_coroutine_in_the_calling_task(lib: SimpleNamespace) -> None:
+    # asyncio does so since Python 3.12; on 3.11 it wraps the coroutine in a
+    # task of its own.  Stage 2 does as 3.12 on every Python.
+    same_task = lib is STAGE2 or sys.version_info >= (3, 12)
+
+    async def inner() -> Any:
+        await lib.sleep(0)
+        return lib.current_task()
+
+    async def main() -> bool:
+        return await lib.wait_for(inner(), timeout=3600) is lib.current_task()
+
+    assert lib.run(main()) is same_task
+
+
+def test_wait_for_a_done_future_with_time_left(lib: SimpleNamespace) -> None:
+    async def main() -> Any:
+        future = lib.get_running_loop().create_future()
+        future.set_result("done")
+        return await lib.wait_for(future, timeout=3600)
+
+    assert lib.run(main()) == "done"
+
+
+def test_gather_of_futures_of_different_loops_is_refused(lib: SimpleNamespace) -> None:
+    first, second = lib.new_event_loop(), lib.new_event_loop()
+    try:
+        with pytest.raises(ValueError):
+            lib.gather(lib.Future(loop=first), lib.Future(loop=second))
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_gather_of_only_futures_needs_no_running_loop(
+    lib: SimpleNamespace, lib_loop: Any
+) -> None:
+    future = lib.Future(loop=lib_loop)
+    gathering = lib.gather(future)
+    future.set_result(1)
+    assert lib_loop.run_until_complete(gathering) == [1]

@@ -8,12 +8,13 @@ names, and the helpers around tasks (``current_task``, ``all_tasks``,
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from stage2_generators.tests.libraries import Awaitable, generator_coroutine
+from stage2_generators.tests.libraries import STAGE2, Awaitable, generator_coroutine
 
 
 async def turns(lib: SimpleNamespace, count: int) -> None:
@@ -458,3 +459,73 @@ def test_done_callbacks_of_a_task_get_the_task(lib: SimpleNamespace) -> None:
         return seen == [task]
 
     assert lib.run(main())
+
+
+def test_uncancel_before_the_first_step_withdraws_the_cancel(lib: SimpleNamespace) -> None:
+    # asyncio does so since Python 3.13; on 3.11 and 3.12 the task is
+    # cancelled all the same.  Stage 2 does as 3.13 on every Python.
+    withdrawn = lib is STAGE2 or sys.version_info >= (3, 13)
+
+    async def child(steps: list[str]) -> None:
+        steps.append("ran")
+        await lib.sleep(0)
+        steps.append("finished")
+
+    async def main() -> tuple[bool, list[str]]:
+        steps: list[str] = []
+        task = lib.create_task(child(steps))
+        task.cancel()
+        task.uncancel()
+        await turns(lib, 3)
+        return task.cancelled(), steps
+
+    expected = (False, ["ran", "finished"]) if withdrawn else (True, [])
+    assert lib.run(main()) == expected
+
+
+def test_a_pending_task_cannot_give_a_result_yet(lib: SimpleNamespace) -> None:
+    async def main() -> None:
+        task = lib.create_task(lib.sleep(0))
+        with pytest.raises(lib.InvalidStateError):
+            task.result()
+        with pytest.raises(lib.InvalidStateError):
+            task.exception()
+        await task
+
+    lib.run(main())
+
+
+def test_all_tasks_and_current_task_of_a_loop_not_running(
+    lib: SimpleNamespace, lib_loop: Any
+) -> None:
+    async def main() -> None:
+        await lib.sleep(0)
+
+    task = lib_loop.create_task(main())
+    assert lib.all_tasks(lib_loop) == {task}
+    assert lib.current_task(lib_loop) is None
+    lib_loop.run_until_complete(task)
+    assert lib.all_tasks(lib_loop) == set()
+
+
+def test_cancelled_error_raised_by_main_leaves_run(lib: SimpleNamespace) -> None:
+    async def main() -> None:
+        raise lib.CancelledError("from main")
+
+    with pytest.raises(lib.CancelledError):
+        lib.run(main())
+
+
+def test_awaiting_a_cancelled_task_raises_cancelled_error(lib: SimpleNamespace) -> None:
+    async def main() -> tuple[bool, bool]:
+        task = lib.create_task(lib.sleep(3600))
+        await lib.sleep(0)
+        task.cancel()
+        try:
+            await task
+        except lib.CancelledError:
+            # The awaiting task is not cancelled: only the awaited one was.
+            return True, lib.current_task().cancelling() == 0
+        return False, False
+
+    assert lib.run(main()) == (True, True)
