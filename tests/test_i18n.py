@@ -234,9 +234,12 @@ def nav_titles(config: dict) -> list[str]:
 
 def test_every_nav_title_is_translated() -> None:
     """Each title of the nav has a Chinese one, so the Chinese nav is all in Chinese."""
-    loader = type("Loader", (yaml.SafeLoader,), {})
-    loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda *args: None)
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=loader)
+
+    class Loader(yaml.SafeLoader):
+        """A safe loader that reads mkdocs.yml's python/ tags as nothing."""
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda *args: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
     i18n = next(plugin["i18n"] for plugin in config["plugins"] if "i18n" in plugin)
     chinese = next(language for language in i18n["languages"] if language["locale"] == "zh")
     missing = [t for t in nav_titles(config) if t not in chinese["nav_translations"]]
