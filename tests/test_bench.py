@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from shared.bench import __main__ as bench_main
 from shared.bench import others, report, threads
+from shared.bench.procs import ROOT as REPO
 from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
 from shared.bench.simulate import depth, simulate
@@ -84,6 +86,21 @@ def test_simulation_is_work_conserving() -> None:
 def test_simulation_rejects_no_slots() -> None:
     with pytest.raises(ValueError):
         simulate(chain_and_fan(), "root", 0, 1.0)
+    with pytest.raises(ValueError):
+        simulate(chain_and_fan(), "root", 1, 1.0, cpu=-1.0)
+
+
+def test_simulated_cpu_adds_up_on_one_slot() -> None:
+    assert simulate(chain_and_fan(), "root", 1, 1.0, cpu=0.5).makespan == 12.0  # 8 × 1.5
+
+
+def test_simulated_cpu_runs_one_page_at_a_time() -> None:
+    # Root parsed at 1.5; a and the four leaves arrive at 2.5 and queue for
+    # the one core (a at 3.0, the leaves until 5.0); b, started at 3.0,
+    # arrives at 4.0 but waits for the core until 5.0, parsed at 5.5; c ends at 7.0.
+    assert simulate(chain_and_fan(), "root", 100, 1.0, cpu=0.5).makespan == 7.0
+    # With no latency the crawl is all CPU: eight pages, one second each.
+    assert simulate(chain_and_fan(), "root", 100, 0.0, cpu=1.0).makespan == 8.0
 
 
 # --- The thread-pool crawler ------------------------------------------------------------
@@ -222,3 +239,29 @@ def test_report_of_a_quick_run_has_c10k_without_threads() -> None:
     assert report.memory_targets(memory)[-1][0].startswith("C10K: stage 1 (callbacks) completes 20")
     assert report.memory_targets(memory)[-1][2] == "**met**"
     assert "| stage 1 (callbacks) | 20 |" in report.memory_table(memory)
+
+
+# --- Where the report goes ------------------------------------------------------------
+
+
+def test_a_quick_run_writes_to_a_scratch_directory() -> None:
+    committed = REPO / "docs" / "bench"
+    assert bench_main.output_directory(quick=False, out=None) == committed
+    scratch = [bench_main.output_directory(quick=True, out=None) for _ in range(2)]
+    try:
+        for directory in scratch:
+            assert directory.is_dir()
+            assert not directory.resolve().is_relative_to(committed.resolve())
+        assert scratch[0] != scratch[1]  # A new one each time.
+    finally:
+        for directory in scratch:
+            directory.rmdir()
+
+
+def test_a_quick_run_refuses_to_overwrite_the_committed_results(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        bench_main.main(["--quick", "--out", str(REPO / "docs" / "bench")])
+    assert exit_info.value.code == 2
+    assert "--quick never writes docs/bench" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """``python -m shared.bench``: run the benchmark and write its report.
 
-python -m shared.bench            # the full run, about 20 minutes
-python -m shared.bench --quick    # about a minute, one run of smaller scenarios
+python -m shared.bench            # the full run, about 20 minutes, into docs/bench
+python -m shared.bench --quick    # about a minute, into a new scratch directory
 python -m shared.bench --only memory --runs 1
 python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
 """
@@ -17,6 +17,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,19 @@ def load(path: Path) -> dict[str, Any]:
     return results
 
 
+def output_directory(quick: bool, out: Path | None) -> Path:
+    """Return where to write: docs/bench for a full run, a new scratch directory for a quick one.
+
+    Raises ValueError when a quick run is told to write into docs/bench.
+    """
+    committed = ROOT / "docs" / "bench"
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix="crawler-bench-quick-")) if quick else committed
+    if quick and out.resolve() == committed.resolve():
+        raise ValueError("--quick never writes docs/bench, which holds a full run's figures")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m shared.bench", description=__doc__.split("\n")[0]
@@ -119,19 +133,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=ROOT / "docs" / "bench",
-        help="where to write summary.md and the charts (default: docs/bench)",
+        help="where to write summary.md and the charts (default: docs/bench, or a new "
+        "scratch directory for --quick, whose figures must not replace a full run's)",
     )
     parser.add_argument("--render", type=Path, help="only redraw the report from a results.json")
     args = parser.parse_args(argv)
+    try:
+        out = output_directory(args.quick, args.out)
+    except ValueError as error:
+        parser.error(str(error))
     begin = time.perf_counter()
 
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - begin:6.0f} s] {message}", file=sys.stderr, flush=True)
 
     results = load(args.render) if args.render else run(args, log)
-    path = report.write(results, args.out)
-    log(f"wrote {path} and charts in {args.out}")
+    path = report.write(results, out)
+    log(f"wrote {path} and charts in {out}")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,15 @@
 
 A real crawler's wall time at latency L is L per fetch, spread over
 ``max_tasks`` slots, plus whatever its own CPU and the server's add.  The
-simulation keeps only the first part: every fetch takes exactly
-``latency`` seconds, and the crawler is work-conserving (a slot never idles
-while a URL is queued).  URLs are taken first in, first out, and the links
-of a page are queued in sorted order, as ``sitegraph`` lists them.  Its
-makespan is the ideal a real crawler is measured against.
+simulation keeps the waiting and, when asked, the crawler's CPU: every
+fetch waits exactly ``latency`` seconds, then its page costs ``cpu``
+seconds on the crawler's one core, one page at a time (a page that
+arrives while the core is busy waits its turn, still holding its slot).
+The crawler is work-conserving: a slot never idles while a URL is queued.
+URLs are taken first in, first out, and the links of a page are queued in
+sorted order, as ``sitegraph`` lists them.  Its makespan is the ideal a
+real crawler is measured against; with the crawler's measured CPU per page,
+what is left between the two is time lost waiting.
 """
 
 from __future__ import annotations
@@ -29,30 +33,47 @@ class Simulation:
 
 
 def simulate(
-    graph: dict[str, Node], root: str, slots: int, latency: float, seed: int | None = None
+    graph: dict[str, Node],
+    root: str,
+    slots: int,
+    latency: float,
+    seed: int | None = None,
+    cpu: float = 0.0,
 ) -> Simulation:
     """Crawl ``graph`` from ``root`` with ``slots`` fetches at once, each ``latency`` long.
 
-    With a ``seed``, each page's new links are queued in a shuffled order
-    instead of sorted, to show how much the order matters.  Raises
-    ValueError when ``slots`` is below 1.
+    Each page then costs ``cpu`` seconds on one core, pages in turn.  With a
+    ``seed``, each page's new links are queued in a shuffled order instead
+    of sorted, to show how much the order matters.  Raises ValueError when
+    ``slots`` is below 1 or ``cpu`` is negative.
     """
     if slots < 1:
         raise ValueError(f"slots must be at least 1, not {slots}")
+    if cpu < 0:
+        raise ValueError(f"cpu must be at least 0 seconds, not {cpu}")
     shuffle = random.Random(seed).shuffle if seed is not None else None
     queue, seen = deque([root]), {root}
-    running: list[tuple[float, int, str]] = []  # Heap of (end time, order, url).
+    # Heap of (time, order, url, parsed): a page arrives (parsed False), then
+    # its CPU work ends (parsed True) and its slot is free.
+    events: list[tuple[float, int, str, bool]] = []
     fetched: list[str] = []
-    now, max_in_flight = 0.0, 0
-    while queue or running:
-        while queue and len(running) < slots:
+    now, core_free, in_flight, max_in_flight, order = 0.0, 0.0, 0, 0, 0
+    while queue or events:
+        while queue and in_flight < slots:
             url = queue.popleft()
-            heapq.heappush(running, (now + latency, len(fetched), url))
+            heapq.heappush(events, (now + latency, order := order + 1, url, False))
             fetched.append(url)
-        max_in_flight = max(max_in_flight, len(running))
-        now = running[0][0]
-        while running and running[0][0] <= now:  # Every fetch that ends now.
-            links = [link for link in graph[heapq.heappop(running)[2]].links if link not in seen]
+            in_flight += 1
+        max_in_flight = max(max_in_flight, in_flight)
+        now = events[0][0]
+        while events and events[0][0] <= now:  # Everything that happens now.
+            _, _, url, parsed = heapq.heappop(events)
+            if not parsed:  # The page arrived: it waits for the core.
+                core_free = max(now, core_free) + cpu
+                heapq.heappush(events, (core_free, order := order + 1, url, True))
+                continue
+            in_flight -= 1
+            links = [link for link in graph[url].links if link not in seen]
             if shuffle is not None:
                 shuffle(links)
             seen.update(links)
