@@ -22,7 +22,6 @@ fetching robots.txt again after a day, ``Request-rate`` and ``Visit-time``.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 import urllib.parse
 
@@ -32,7 +31,6 @@ from shared.http import USER_AGENT, Response
 from shared.stats import RobotsDisallowed
 from shared.urls import CRAWLABLE_SCHEMES, normalize_url
 
-LOGGER = logging.getLogger("shared")
 MAX_ROBOTS_SIZE = 500 * 1024  # Google reads this much of a robots.txt and ignores the rest.
 MAX_ROBOTS_REDIRECTS = 5  # RFC 9309: follow at least five; past that, there are no rules.
 # A Crawl-delay longer than this is taken as this: a robots.txt that asks for
