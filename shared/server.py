@@ -16,6 +16,8 @@ from typing import Any, Self
 
 from aiohttp import web
 
+from shared.site import SITE, Site
+
 
 class LoopThread:
     """An event loop in a thread of its own, set up by ``_start`` and torn down by ``_stop``.
@@ -86,6 +88,11 @@ class ServerThread(LoopThread):
     def url(self) -> str:
         """The root URL of the running server, with a trailing slash."""
         return f"http://{self.host}:{self.port}/"
+
+    @property
+    def site(self) -> Site:
+        """The test site the application serves.  Raises KeyError for another app."""
+        return self.app[SITE]
 
     async def _start(self) -> None:
         await self._runner.setup()

@@ -320,6 +320,26 @@ class EventLoop:
         if error:
             raise OSError(error, f"Connect call failed {address}")
 
+    # --8<-- [start:sock_accept]
+    @types.coroutine
+    def sock_accept(self, sock: socket.socket) -> Generator[Any, None, tuple[socket.socket, Any]]:
+        """Accept a connection on the listening ``sock``: ``(conn, address)``.
+
+        Tries at once and waits only when no connection is pending.  The
+        new socket is non-blocking.  Raises OSError.
+        """
+        while True:
+            try:
+                conn, address = sock.accept()
+                break
+            except BlockingIOError:
+                pass  # Nobody is knocking yet: wait (outside the except).
+            yield from self._wait_ready(sock, selectors.EVENT_READ)
+        conn.setblocking(False)
+        return conn, address
+
+    # --8<-- [end:sock_accept]
+
     @types.coroutine
     def sock_sendall(self, sock: socket.socket, data: bytes) -> Generator[Any, None, None]:
         """Send all of ``data``, waiting whenever the socket's buffer is full.
