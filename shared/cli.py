@@ -31,7 +31,7 @@ from typing import IO, Any, NoReturn
 from shared.options import add_arguments, from_arguments
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
-from shared.site import DEFAULT_PAGES, MIN_PAGES
+from shared.site import DEFAULT_PAGES, MIN_PAGES, SERVERS
 from shared.urls import CRAWLABLE_SCHEMES, normalize_url
 
 STAGES = {
@@ -78,6 +78,9 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
     add("--pages", type=int, default=DEFAULT_PAGES, metavar="N",
         help="size of the bundled site when no root is given (default: %(default)s)")  # fmt: skip
+    add("--server", choices=SERVERS, default="aiohttp",
+        help="what serves the bundled site: aiohttp.web, or stage 2's own HTTP server "
+        "(default: %(default)s)")  # fmt: skip
     add("-v", "--verbose", action="count", dest="level", default=1,
         help="log more (repeat for more)")  # fmt: skip
     add("-q", "--quiet", action="store_const", const=0, dest="level",
@@ -194,12 +197,14 @@ def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[st
         return
     # Imported here: only the bundled site needs asyncio and aiohttp, so
     # ``python -m stage1_callbacks URL`` runs without them.
-    from shared.server import ServerThread
-    from shared.site import make_app
+    from shared.server import site_server
 
-    with ServerThread(make_app(args.pages)) as server:
+    with site_server(args.server, args.pages) as server:
         if args.level > 0:
-            print(f"No root given: crawling the bundled test site at {server.url}", file=sys.stderr)
+            print(
+                f"No root given: crawling the bundled test site at {server.url} ({args.server})",
+                file=sys.stderr,
+            )
         yield [server.url]
 
 

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 from aiohttp import web
 
-from shared.site import SITE, Site
+from shared.site import SERVERS, SITE, Site, make_app
 
 
 class LoopThread:
@@ -109,3 +109,20 @@ class ServerThread(LoopThread):
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
+    """Return a context manager serving the test site from a thread, with ``.url`` and ``.site``.
+
+    ``server`` is ``"aiohttp"`` (aiohttp.web) or ``"generators"`` (the HTTP
+    server on stage 2's loop).  Raises ValueError for a bad site size or
+    latency, or an unknown server.
+    """
+    if server == "aiohttp":
+        return ServerThread(make_app(pages, latency))
+    if server == "generators":
+        # Imported here: only this server needs stage 2 (and h11).
+        from stage2_generators.http_server import SiteServerThread
+
+        return SiteServerThread(Site(pages, latency))
+    raise ValueError(f"unknown server {server!r}: choose from {', '.join(SERVERS)}")

@@ -439,6 +439,7 @@ ROUTES = (
     exact(f"/{RUSSIAN}/", page(RUSSIAN)),
     exact("/ru-search", query_page("q=%F1%F2%F0%E0%ED%E8%F6%E0")),
 )
+SERVERS = ("aiohttp", "generators")  # What can serve the site: see shared.server.site_server.
 METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
 
 
@@ -617,17 +618,41 @@ def main(argv: list[str] | None = None) -> None:
         "--pages", type=int, default=DEFAULT_PAGES, help="content pages (default: %(default)s)"
     )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay per response in ms")
+    parser.add_argument(
+        "--server",
+        choices=["aiohttp", "generators"],
+        default="aiohttp",
+        help="aiohttp.web, or the HTTP server on stage 2's loop (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     try:
-        app = make_app(args.pages, args.latency_ms / 1000)
+        site = Site(args.pages, args.latency_ms / 1000)
     except ValueError as error:
         parser.error(str(error))
     try:
-        asyncio.run(serve(app, args.host, args.port, args.pages))
+        if args.server == "generators":
+            serve_with_generators(site, args.host, args.port)
+        else:
+            asyncio.run(serve(make_app(args.pages, site.latency), args.host, args.port, args.pages))
     except KeyboardInterrupt:
         pass  # Ctrl+C is how the reader stops the site.
     except OSError as error:
         sys.exit(f"python -m shared.site: cannot serve on {args.host}:{args.port}: {error}")
+
+
+def announce(pages: int, host: str, port: int) -> None:
+    """Say where the site listens (the real port, when 0 was asked for)."""
+    print(f"Test site with {pages} pages on http://{host}:{port}/")
+    print("(Press Ctrl+C to stop.)", flush=True)
+
+
+def serve_with_generators(site: Site, host: str, port: int) -> None:
+    """Serve ``site`` with the HTTP server on stage 2's loop until Ctrl+C."""
+    # Imported here: only this server needs stage 2 (and h11).
+    from stage2_generators.http_server import serve_forever
+    from stage2_generators.loop import run
+
+    run(serve_forever(site, host, port, lambda bound: announce(site.pages, host, bound)))
 
 
 async def serve(app: web.Application, host: str, port: int, pages: int) -> None:
@@ -636,9 +661,7 @@ async def serve(app: web.Application, host: str, port: int, pages: int) -> None:
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port, backlog=4096).start()
-        bound = runner.addresses[0][1]
-        print(f"Test site with {pages} pages on http://{host}:{bound}/")
-        print("(Press Ctrl+C to stop.)", flush=True)
+        announce(pages, host, runner.addresses[0][1])
         await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
     finally:
         await runner.cleanup()
