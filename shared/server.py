@@ -1,4 +1,9 @@
-"""Run an ``aiohttp.web`` application in a background thread.
+"""Serve with aiohttp: the test site as an application, and a server in a thread.
+
+``make_app`` wraps the test site (``shared.site.Site``, which does no I/O)
+in an ``aiohttp.web`` application: one catch-all route hands every request
+to ``Site.respond``, and a middleware counts requests and adds the site's
+latency.  ``site_server`` picks this server or stage 2's own.
 
 Tests and the CLI need a server while the crawler runs in the main thread on
 its own event loop.  ``ServerThread`` starts an application on 127.0.0.1
@@ -10,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
-from shared.site import SERVERS, SITE, Site, make_app
+from shared.site import DEFAULT_PAGES, SERVERS, Request, Site, SiteCounters
 
 
 class LoopThread:
@@ -67,6 +73,46 @@ class LoopThread:
         self._loop.close()
 
 
+# --- The test site as an aiohttp application ------------------------------------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SITE = web.AppKey("site", Site)
+COUNTERS = web.AppKey("counters", SiteCounters)
+
+
+def counting_middleware(latency: float) -> Middleware:
+    """Return a middleware that counts requests and delays each response."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        with request.app[COUNTERS].counting(request.raw_path):
+            if latency > 0:
+                await asyncio.sleep(latency)
+            return await handler(request)
+
+    return middleware
+
+
+async def answer(request: web.Request) -> web.StreamResponse:
+    """Answer an aiohttp request from the application's ``Site``."""
+    site_request = Request(request.method, request.raw_path, request.host)
+    response = request.app[SITE].respond(site_request)
+    return web.Response(status=response.status, headers=response.headers, body=response.body)
+
+
+def make_app(pages: int = DEFAULT_PAGES, latency: float = 0.0) -> web.Application:
+    """Return the test site as an aiohttp application.
+
+    Raises ValueError when ``pages`` is below MIN_PAGES or latency is negative.
+    """
+    site = Site(pages, latency)
+    app = web.Application(middlewares=[counting_middleware(latency)])
+    app[SITE] = site
+    app[COUNTERS] = site.counters
+    app.router.add_route("*", "/{path:.*}", answer)
+    return app
+
+
 class ServerThread(LoopThread):
     """A context manager that serves ``app`` from a thread of its own.
 
@@ -109,6 +155,18 @@ class ServerThread(LoopThread):
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+async def serve(site: Site, host: str, port: int, listening: Callable[[int], object]) -> None:
+    """Serve ``site`` until cancelled, calling ``listening(port)`` once it listens."""
+    runner = web.AppRunner(make_app(site.pages, site.latency), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port, backlog=4096).start()
+        listening(runner.addresses[0][1])
+        await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
+    finally:
+        await runner.cleanup()
 
 
 def site_server(server: str, pages: int, latency: float = 0.0) -> Any:

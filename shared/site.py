@@ -18,8 +18,9 @@ crawl must record: the oracle that the acceptance suite checks against.
 
 The site itself does no I/O: ``Site.respond`` turns a ``Request`` (method,
 target, host) into a ``Response`` (status, headers, body).  Any server can
-serve it: ``make_app`` wraps it in an aiohttp application, and stage 2's
-own HTTP server serves the very same object.  To add a page, write a
+serve it, and this module imports none: ``shared.server.make_app`` wraps it
+in an aiohttp application, and stage 2's own HTTP server
+(``stage2_generators.http_server``) serves the very same object.  To add a page, write a
 handler ``(site, request) -> Response`` and add a ``Route`` to ``ROUTES``
 (``exact`` for a fixed path); if a full crawl reaches it, add it to
 ``expected_results`` too.
@@ -32,7 +33,6 @@ Run it by hand to browse it::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import math
@@ -40,10 +40,7 @@ import re
 import sys
 import urllib.parse
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-
-from aiohttp import web
-from aiohttp.typedefs import Middleware
+from collections.abc import Callable, Iterator, Mapping
 
 DEFAULT_PAGES = 300
 MIN_PAGES = 10  # The home page links to pages 1 to 6 by number.
@@ -500,46 +497,6 @@ class Site:
         return not_found()
 
 
-# --- Served by aiohttp.web ------------------------------------------------------
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-SITE = web.AppKey("site", Site)
-COUNTERS = web.AppKey("counters", SiteCounters)
-
-
-def counting_middleware(latency: float) -> Middleware:
-    """Return a middleware that counts requests and delays each response."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        with request.app[COUNTERS].counting(request.raw_path):
-            if latency > 0:
-                await asyncio.sleep(latency)
-            return await handler(request)
-
-    return middleware
-
-
-async def answer(request: web.Request) -> web.StreamResponse:
-    """Answer an aiohttp request from the application's ``Site``."""
-    site_request = Request(request.method, request.raw_path, request.host)
-    response = request.app[SITE].respond(site_request)
-    return web.Response(status=response.status, headers=response.headers, body=response.body)
-
-
-def make_app(pages: int = DEFAULT_PAGES, latency: float = 0.0) -> web.Application:
-    """Return the test site as an aiohttp application.
-
-    Raises ValueError when ``pages`` is below MIN_PAGES or latency is negative.
-    """
-    site = Site(pages, latency)
-    app = web.Application(middlewares=[counting_middleware(latency)])
-    app[SITE] = site
-    app[COUNTERS] = site.counters
-    app.router.add_route("*", "/{path:.*}", answer)
-    return app
-
-
 # --- The oracle ----------------------------------------------------------------
 
 Result = tuple[str, "int | None", "str | None"]
@@ -603,6 +560,17 @@ def _reached_by_redirects(base: str, max_redirect: int) -> set[Result]:
     return results
 
 
+def __getattr__(name: str) -> object:
+    """Find the aiohttp wrapper's names, which moved to shared.server, on first use."""
+    # Kept for code written before the move; importing it here would make
+    # every user of the model import aiohttp.
+    if name in {"make_app", "SITE", "COUNTERS", "counting_middleware", "Handler"}:
+        from shared import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve the test site until interrupted."""
     parser = argparse.ArgumentParser(
@@ -633,7 +601,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.server == "generators":
             serve_with_generators(site, args.host, args.port)
         else:
-            asyncio.run(serve(make_app(args.pages, site.latency), args.host, args.port, args.pages))
+            serve_with_aiohttp(site, args.host, args.port)
     except KeyboardInterrupt:
         pass  # Ctrl+C is how the reader stops the site.
     except OSError as error:
@@ -646,6 +614,16 @@ def announce(pages: int, host: str, port: int) -> None:
     print("(Press Ctrl+C to stop.)", flush=True)
 
 
+def serve_with_aiohttp(site: Site, host: str, port: int) -> None:
+    """Serve ``site`` with aiohttp.web until Ctrl+C."""
+    # Imported here: the model itself needs neither asyncio nor aiohttp.
+    import asyncio
+
+    from shared.server import serve
+
+    asyncio.run(serve(site, host, port, lambda bound: announce(site.pages, host, bound)))
+
+
 def serve_with_generators(site: Site, host: str, port: int) -> None:
     """Serve ``site`` with the HTTP server on stage 2's loop until Ctrl+C."""
     # Imported here: only this server needs stage 2 (and h11).
@@ -653,18 +631,6 @@ def serve_with_generators(site: Site, host: str, port: int) -> None:
     from stage2_generators.loop import run
 
     run(serve_forever(site, host, port, lambda bound: announce(site.pages, host, bound)))
-
-
-async def serve(app: web.Application, host: str, port: int, pages: int) -> None:
-    """Serve ``app`` until cancelled, saying where it listens (the real port)."""
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port, backlog=4096).start()
-        announce(pages, host, runner.addresses[0][1])
-        await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
-    finally:
-        await runner.cleanup()
 
 
 if __name__ == "__main__":

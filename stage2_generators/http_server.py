@@ -42,12 +42,16 @@ from shared.site import Request, Response, Site, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
 from stage2_generators.server import ClientConnected, Server, start_server
-from stage2_generators.streams import RECV_SIZE, StreamReader, StreamWriter
+from stage2_generators.streams import StreamReader, StreamWriter
 from stage2_generators.tasks import sleep, wait_for
 
 LOGGER = logging.getLogger("stage2_generators")
 KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 SERVER_NAME = "stage2_generators"
+# h11 checks the size of a request head only while the head is incomplete,
+# so it is fed in small pieces: a head over max_head_size is caught before
+# more than this many further bytes have been handed over.
+FEED_SIZE = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +59,8 @@ class Limits:
     """How long a client may stay silent, and how big a request head may be."""
 
     idle_timeout: float = 15.0  # Seconds to send a whole request, or to read an answer.
-    max_head_size: int = 16 * 1024  # Bytes of a request line and headers; more: 431.
+    # Bytes of a request line and headers: more gets 431 (up to FEED_SIZE more may pass).
+    max_head_size: int = 16 * 1024
 
 
 # --8<-- [start:connection]
@@ -103,7 +108,7 @@ def receive_request(
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            conn.receive_data((yield from reader.read(RECV_SIZE)))  # b"": the end.
+            conn.receive_data((yield from reader.read(FEED_SIZE)))  # b"": the end.
         elif isinstance(event, h11.Request):
             request = event
         elif isinstance(event, h11.EndOfMessage):

@@ -8,9 +8,10 @@ out instead of dying of it.  On top of the selector it offers coroutines
 that wait for a socket without blocking, ``sock_connect``,
 ``sock_sendall`` and ``sock_recv``, like the chapter's ``read`` and
 ``read_all``: each registers a future with the selector and yields from
-it.  The names and the behaviour are those of asyncio's event loop
-(``add_reader`` rather than stage 1's ``register``), so that stage 3 only
-swaps it for the real one.
+it; ``sock_accept`` does the same for a server's listening socket.  The
+names and the behaviour are those of asyncio's event loop (``add_reader``
+rather than stage 1's ``register``), so that stage 3 only swaps it for the
+real one.
 
 Left out compared with asyncio: ``call_soon_threadsafe`` and everything else
 that other threads or signals would need (there is no self-pipe), transports
@@ -320,26 +321,6 @@ class EventLoop:
         if error:
             raise OSError(error, f"Connect call failed {address}")
 
-    # --8<-- [start:sock_accept]
-    @types.coroutine
-    def sock_accept(self, sock: socket.socket) -> Generator[Any, None, tuple[socket.socket, Any]]:
-        """Accept a connection on the listening ``sock``: ``(conn, address)``.
-
-        Tries at once and waits only when no connection is pending.  The
-        new socket is non-blocking.  Raises OSError.
-        """
-        while True:
-            try:
-                conn, address = sock.accept()
-                break
-            except BlockingIOError:
-                pass  # Nobody is knocking yet: wait (outside the except).
-            yield from self._wait_ready(sock, selectors.EVENT_READ)
-        conn.setblocking(False)
-        return conn, address
-
-    # --8<-- [end:sock_accept]
-
     @types.coroutine
     def sock_sendall(self, sock: socket.socket, data: bytes) -> Generator[Any, None, None]:
         """Send all of ``data``, waiting whenever the socket's buffer is full.
@@ -372,6 +353,26 @@ class EventLoop:
             yield from self._wait_ready(sock, event)
 
     # --8<-- [end:sock_recv]
+
+    # --8<-- [start:sock_accept]
+    @types.coroutine
+    def sock_accept(self, sock: socket.socket) -> Generator[Any, None, tuple[socket.socket, Any]]:
+        """Accept a connection on the listening ``sock``: ``(conn, address)``.
+
+        Tries at once and waits only when no connection is pending.  The
+        new socket is non-blocking.  Raises OSError.
+        """
+        while True:
+            try:
+                conn, address = sock.accept()
+                break
+            except BlockingIOError:
+                pass  # Nobody is knocking yet: wait (outside the except).
+            yield from self._wait_ready(sock, selectors.EVENT_READ)
+        conn.setblocking(False)
+        return conn, address
+
+    # --8<-- [end:sock_accept]
 
     # --8<-- [end:sock]
 

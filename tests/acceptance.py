@@ -32,8 +32,8 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, report
-from shared.server import ServerThread
-from shared.site import COUNTERS, expected_results, make_app
+from shared.server import SERVERS, ServerThread, make_app, site_server
+from shared.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
@@ -691,31 +691,36 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
 
     # --- The whole crawl ---------------------------------------------------------
 
+    # The whole site, served by aiohttp.web and by stage 2's own HTTP server.
+
+    @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize(
         ("size", "max_tasks"),
         [(10, 1), (60, 3), pytest.param(300, 10, marks=SLOW), pytest.param(1000, 50, marks=SLOW)],
     )
-    def test_full_crawl_matches_the_oracle(self, size: int, max_tasks: int) -> None:
-        with ServerThread(make_app(size)) as server:
-            crawler = self.crawl([server.url], max_tasks=max_tasks)
-            requests = server.app[COUNTERS].requests
-        assert results(crawler) == expected_results(server.url, size)
+    def test_full_crawl_matches_the_oracle(self, server: str, size: int, max_tasks: int) -> None:
+        with site_server(server, size) as site:
+            crawler = self.crawl([site.url], max_tasks=max_tasks)
+            requests = site.site.counters.requests
+        assert results(crawler) == expected_results(site.url, size)
         assert {stat.url for stat in crawler.done} == crawler.seen_urls
         assert len(crawler.done) == len(crawler.seen_urls)
         assert max(requests.values()) == 1, "a URL was requested more than once"
 
+    @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
-    def test_full_crawl_with_max_redirect(self, max_redirect: int) -> None:
-        with ServerThread(make_app(20)) as server:
-            crawler = self.crawl([server.url], max_redirect=max_redirect)
-        assert results(crawler) == expected_results(server.url, 20, max_redirect)
+    def test_full_crawl_with_max_redirect(self, server: str, max_redirect: int) -> None:
+        with site_server(server, 20) as site:
+            crawler = self.crawl([site.url], max_redirect=max_redirect)
+        assert results(crawler) == expected_results(site.url, 20, max_redirect)
 
     @SLOW
+    @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_tasks", [1, 2, 5])
-    def test_max_tasks_is_reached_and_never_exceeded(self, max_tasks: int) -> None:
-        with ServerThread(make_app(30, latency=0.02)) as server:
-            self.crawl([server.url], max_tasks=max_tasks)
-            assert server.app[COUNTERS].max_in_flight == max_tasks
+    def test_max_tasks_is_reached_and_never_exceeded(self, server: str, max_tasks: int) -> None:
+        with site_server(server, 30, latency=0.02) as site:
+            self.crawl([site.url], max_tasks=max_tasks)
+            assert site.site.counters.max_in_flight == max_tasks
 
     def test_max_tasks_with_few_urls(self, pages: PageServer) -> None:
         async def slow(request: web.Request) -> web.StreamResponse:

@@ -21,8 +21,8 @@ from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
 from shared.bench.simulate import depth, simulate
 from shared.bench.sitegraph import Node, link_graph
-from shared.server import ServerThread
-from shared.site import COUNTERS, expected_results, make_app
+from shared.server import COUNTERS, ServerThread, make_app
+from shared.site import expected_results
 
 ROOT = "http://127.0.0.1:8000/"
 

@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from shared.cli import STAGES
-from shared.server import ServerThread
-from shared.site import COUNTERS, make_app
+from shared.server import COUNTERS, ServerThread, make_app
 
 pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
 

@@ -28,19 +28,16 @@ from shared.encoding import decode_body, find_encoding
 from shared.http import parse_content_type
 from shared.links import extract_links
 from shared.polite import RobotsRules
-from shared.server import ServerThread
+from shared.server import COUNTERS, ServerThread, counting_middleware, make_app
 from shared.site import (
-    COUNTERS,
     ROBOTS_TXT,
     Request,
     Site,
     SiteCounters,
     archive_of,
     content_links,
-    counting_middleware,
     exact,
     expected_results,
-    make_app,
     static,
 )
 from shared.urls import UrlPolicy, normalize_url

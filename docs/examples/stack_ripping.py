@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.cli import STAGES
-from shared.server import ServerThread
-from shared.site import MIN_PAGES, make_app
+from shared.server import ServerThread, make_app
+from shared.site import MIN_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shared.site import SITE, Handler, Request, Response, Site, exact, make_app
+from shared.server import SITE, Handler, make_app
+from shared.site import Request, Response, Site, exact
 
 STATS_PREFIX = "/_bench/"
 

@@ -20,7 +20,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from shared.crawling import REDIRECT_STATUSES, CrawlerBase
 from shared.http import Response, request_target
-from shared.site import make_app
+from shared.server import make_app
 from shared.urls import normalize_url
 
 

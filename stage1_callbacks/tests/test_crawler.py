@@ -20,8 +20,7 @@ from aiohttp import web
 
 import stage1_callbacks
 from shared.http import ResponseParser
-from shared.server import ServerThread
-from shared.site import make_app
+from shared.server import ServerThread, make_app
 from stage1_callbacks.crawler import Crawler, run
 from stage1_callbacks.fetcher import Fetcher
 from tests.servers import DEADLINE, PageServer, ScriptedServer, http_response

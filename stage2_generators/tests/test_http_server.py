@@ -1,0 +1,336 @@
+"""Stage 2's HTTP server: keep-alive, pipelining, HEAD, and bad clients.
+
+Each test talks to a ``SiteServerThread`` over plain blocking sockets, as
+any client would, and reads the answers with h11 (so the check does not
+rely on the code under test).  Waits are on sockets with timeouts or polls
+with deadlines, never sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import h11
+import pytest
+
+from shared.site import Site, exact
+from stage2_generators.http_server import Limits, SiteServerThread
+from stage2_generators.streams import HIGH_WATER
+
+Answer = tuple[int, dict[str, str], bytes]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[SiteServerThread]:
+    """The test site with 10 pages on stage 2's server, for this module."""
+    site = Site(10)
+    site.routes.append(exact("/bug", lambda site, request: 1 / 0))  # type: ignore[arg-type,return-value]
+    with SiteServerThread(site) as server:
+        yield server
+
+
+@pytest.fixture
+def impatient() -> Iterator[SiteServerThread]:
+    """A server that cuts a silent client off after half a second."""
+    with SiteServerThread(Site(10), limits=Limits(idle_timeout=0.5)) as server:
+        yield server
+
+
+def connect(server: SiteServerThread) -> socket.socket:
+    return socket.create_connection((server.host, server.port), timeout=30)
+
+
+def get(path: str, method: str = "GET", version: str = "1.1", extra: str = "") -> bytes:
+    """Return the bytes of a request for ``path``."""
+    return f"{method} {path} HTTP/{version}\r\nHost: test\r\n{extra}\r\n".encode()
+
+
+def read_answers(sock: socket.socket, methods: list[str]) -> list[Answer]:
+    """Read one answer per request method sent, in order, with h11 as the client."""
+    answers, data = [], b""
+    for method in methods:
+        conn = h11.Connection(h11.CLIENT)
+        conn.send(h11.Request(method=method, target="/", headers=[("Host", "test")]))
+        conn.send(h11.EndOfMessage())
+        if data:  # What came after the previous answer (b"" would mean the end).
+            conn.receive_data(data)
+        status, headers, body = 0, {}, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(sock.recv(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {name.decode(): value.decode() for name, value in event.headers}
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:
+                raise AssertionError(f"the connection ended first: {event!r}")
+        answers.append((status, headers, body))
+        data = conn.trailing_data[0]
+    return answers
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Wait (up to the socket's timeout) for the server to close; True if it did."""
+    try:
+        while sock.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass  # Closed while our bytes were unread: a reset, closed all the same.
+    return True
+
+
+def poll(condition: Callable[[], bool], deadline: float = 30.0) -> bool:
+    """Return True as soon as ``condition()`` holds, False after the deadline."""
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        threading.Event().wait(0.01)
+    return True
+
+
+def open_clients(server: SiteServerThread) -> int:
+    assert server.server is not None
+    return len(server.server._clients)
+
+
+# --- What a client should get --------------------------------------------------------
+
+
+def test_keep_alive_answers_several_requests_on_one_connection(served) -> None:
+    with connect(served) as sock:
+        for n in (1, 2, 3):
+            sock.sendall(get(f"/pages/{n}/"))
+            status, headers, body = read_answers(sock, ["GET"])[0]
+            assert status == 200 and f"<title>Page {n}</title>".encode() in body
+            assert "connection" not in headers
+            assert headers["content-length"] == str(len(body))
+
+
+def test_http_10_client_gets_its_answer_then_the_connection_closes(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GET /pages/1/ HTTP/1.0\r\n\r\n")
+        status, headers, _ = read_answers(sock, ["GET"])[0]
+        assert (status, headers["connection"]) == (200, "close")
+        assert sock.recv(10) == b""
+
+
+def test_connection_close_is_honoured(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/", extra="Connection: close\r\n"))
+        assert read_answers(sock, ["GET"])[0][0] == 200
+        assert sock.recv(10) == b""
+
+
+def test_pipelined_requests_are_answered_in_order(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"".join(get(f"/pages/{n}/") for n in (3, 1, 2)) + get("/pages/99/"))
+        answers = read_answers(sock, ["GET"] * 4)
+    titles = [body.split(b"<title>")[1].split(b"<")[0] for _, _, body in answers[:3]]
+    assert titles == [b"Page 3", b"Page 1", b"Page 2"]
+    assert answers[3][0] == 404
+
+
+def test_head_gets_the_head_of_get_without_a_body(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/pages/3/", "HEAD") + get("/pages/3/"))
+        (status, head, body), (_, _, full) = read_answers(sock, ["HEAD", "GET"])
+    assert (status, body) == (200, b"")
+    assert head["content-length"] == str(len(full)) and len(full) > 1000
+
+
+def test_redirects_and_errors_of_the_site(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/pages/3") + get("/error/500") + get("/bug") + get("/"))
+        answers = read_answers(sock, ["GET"] * 4)
+    assert [status for status, _, _ in answers] == [301, 500, 500, 200]
+    assert answers[0][1]["location"] == "/pages/3/"
+
+
+def test_a_request_body_is_skipped_and_post_gets_405(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/", "POST", extra="Content-Length: 5\r\n") + b"hello" + get("/"))
+        (status, headers, _), (after, _, _) = read_answers(sock, ["POST", "GET"])
+    assert (status, headers["allow"], after) == (405, "GET, HEAD", 200)
+
+
+# --- Bad requests ----------------------------------------------------------------------
+
+
+def test_malformed_request_line_gets_400_and_the_server_goes_on(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GARBAGE\r\n\r\n")
+        assert read_answers(sock, ["GET"])[0][0] == 400
+        assert closed_by_server(sock)
+    with connect(served) as sock:
+        sock.sendall(get("/"))
+        assert read_answers(sock, ["GET"])[0][0] == 200
+
+
+def test_oversized_header_gets_431(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/", extra="X-Big: " + "a" * 8_000 + "\r\n"))  # Large but allowed.
+        assert read_answers(sock, ["GET"])[0][0] == 200
+        sock.sendall(get("/", extra="X-Big: " + "a" * 30_000 + "\r\n"))
+        assert read_answers(sock, ["GET"])[0][0] == 431
+        assert closed_by_server(sock)
+
+
+def test_unknown_method_gets_501_and_the_connection_goes_on(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/", "BREW") + get("/pages/1/"))
+        assert [a[0] for a in read_answers(sock, ["BREW", "GET"])] == [501, 200]
+
+
+# --- Slow, silent and vanishing clients --------------------------------------------------
+
+
+def test_a_silent_client_is_closed_after_the_idle_timeout(impatient) -> None:
+    with connect(impatient) as sock:
+        assert closed_by_server(sock)
+    assert poll(lambda: open_clients(impatient) == 0)
+
+
+def test_a_client_that_sends_half_a_request_is_closed(impatient) -> None:
+    with connect(impatient) as sock:
+        sock.sendall(b"GET /pages/1/ HTT")
+        assert closed_by_server(sock)
+
+
+def test_a_dribbling_client_is_closed_before_it_finishes(impatient) -> None:
+    request = get("/", extra="X-Slow: " + "a" * 400 + "\r\n")  # 20 s at a byte per 50 ms.
+    sent, closed = [0], threading.Event()
+
+    def dribble(sock: socket.socket) -> None:
+        for byte in request:
+            if closed.wait(0.05):  # Paces the bytes; stops once the server closed.
+                return
+            try:
+                sock.send(bytes([byte]))
+            except OSError:
+                return
+            sent[0] += 1
+
+    with connect(impatient) as sock:
+        thread = threading.Thread(target=dribble, args=(sock,))
+        thread.start()
+        assert closed_by_server(sock)
+        closed.set()
+        thread.join(30)
+    assert sent[0] < len(request)
+
+
+def test_a_client_that_stops_reading_does_not_fill_the_servers_memory(impatient) -> None:
+    with connect(impatient) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(get("/repeat/") * 300)  # 300 answers of 40 KB, never read.
+        assert poll(lambda: open_clients(impatient) == 1)
+        (writer,) = impatient.server._clients.values()
+        assert poll(lambda: writer.buffer_size() > HIGH_WATER)  # Waiting in drain().
+        # The server goes on serving others meanwhile.
+        with connect(impatient) as other:
+            other.sendall(get("/"))
+            assert read_answers(other, ["GET"])[0][0] == 200
+        # It buffers at most one answer beyond the high-water mark, then gives up.
+        assert writer.buffer_size() < HIGH_WATER + 64 * 1024
+        assert poll(lambda: open_clients(impatient) == 0)
+        assert writer.buffer_size() == 0
+
+
+def test_a_client_that_disconnects_mid_response(served, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="stage2_generators")
+    with connect(served) as sock:
+        sock.sendall(get("/repeat/") * 50)
+        assert len(sock.recv(1000)) > 0
+        assert poll(lambda: open_clients(served) == 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    # Closed with unread answers and SO_LINGER 0: the server's next send meets a reset.
+    assert poll(lambda: open_clients(served) == 0)
+    with connect(served) as sock:
+        sock.sendall(get("/"))
+        assert read_answers(sock, ["GET"])[0][0] == 200
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+# --- Many clients at once --------------------------------------------------------------------
+
+
+async def keep_alive_client(port: int, n: int, all_connected: asyncio.Event) -> list[int]:
+    """Connect, wait until every client is connected, then ask three pages."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        await all_connected.wait()
+        statuses = []
+        for k in range(3):
+            writer.write(get(f"/pages/{(n + k) % 10 + 1}/"))
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            statuses.append(int(head.split(b" ")[1]))
+        return statuses
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def many_clients(server: SiteServerThread, count: int) -> list[list[int]]:
+    all_connected = asyncio.Event()
+    clients = [
+        asyncio.create_task(keep_alive_client(server.port, n, all_connected)) for n in range(count)
+    ]
+    loop = asyncio.get_running_loop()
+    assert await loop.run_in_executor(None, poll, lambda: open_clients(server) == count)
+    all_connected.set()
+    return await asyncio.gather(*clients)
+
+
+def test_a_thousand_concurrent_keep_alive_clients() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    infinite = resource.RLIM_INFINITY
+    if soft != infinite and soft < 4096 and (hard == infinite or hard >= 4096):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, hard))  # Two fds per client.
+    try:
+        with SiteServerThread(Site(10)) as server:
+            results = asyncio.run(many_clients(server, 1000))
+            assert poll(lambda: open_clients(server) == 0)
+        assert results == [[200, 200, 200]] * 1000
+        assert sum(server.site.counters.requests.values()) == 3000
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+# --- The command line ------------------------------------------------------------------------
+
+
+def test_python_m_shared_site_with_the_generators_server() -> None:
+    command = [sys.executable, "-m", "shared.site", "--server", "generators"]
+    with subprocess.Popen(
+        [*command, "--port", "0", "--pages", "10"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            first = process.stdout.readline()
+            port = int(first.rsplit(":", 1)[1].strip("/\n"))
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(get("/pages/10/"))
+                assert read_answers(sock, ["GET"])[0][0] == 200
+        finally:
+            process.send_signal(2)  # Ctrl+C
+            _, errors = process.communicate(timeout=30)
+    assert first.startswith("Test site with 10 pages on http://127.0.0.1:")
+    assert process.returncode == 0 and "Traceback" not in errors
