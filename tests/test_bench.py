@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from shared.bench import __main__ as bench_main
-from shared.bench import others, report, threads
+from shared.bench import others, report, servers, threads
 from shared.bench.procs import ROOT as REPO
 from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
@@ -265,3 +265,41 @@ def test_a_quick_run_refuses_to_overwrite_the_committed_results(
         bench_main.main(["--quick", "--out", str(REPO / "docs" / "bench")])
     assert exit_info.value.code == 2
     assert "--quick never writes docs/bench" in capsys.readouterr().err
+
+
+# --- Stage 2's server beside aiohttp.web --------------------------------------------------
+
+
+def test_both_bench_servers_serve_the_site_and_its_stats() -> None:
+    for name in servers.SERVERS:
+        with servers.start(name) as server:
+            assert server.get_json("_bench/reset") == {}
+            with urllib.request.urlopen(server.root + "pages/1/") as answer:
+                assert b"<title>Page 1</title>" in answer.read()
+            assert server.get_json("_bench/stats")["requests"] == 1
+
+
+def test_idle_connections_are_counted_held_on_the_same_socket() -> None:
+    result = servers.idle_memory("generators", 20, log=lambda message: None)
+    assert (result["connections"], result["held"]) == (20, 20)
+    assert result["rss_held_kb"] >= result["rss_before_kb"] > 0
+
+
+def test_report_of_the_servers_scenario() -> None:
+    def ab(rate: float) -> dict:
+        return {"per_second": rate, "failed": 0, "others": 0.5}
+
+    def idle(held: int) -> dict:
+        return {"connections": 100, "held": held, "kb_per_connection": 3.0,
+                "machine_busy_cores": 1.0}  # fmt: skip
+
+    results = {
+        "requests": 10, "keep_alive_requests": 20, "concurrency": 5,
+        "runs": {"aiohttp": {"new": [ab(1000), ab(900)], "keep_alive": [ab(2000)] * 2},
+                 "generators": {"new": [ab(600), ab(400)], "keep_alive": [ab(900)] * 2}},
+        "idle": {"aiohttp": idle(100), "generators": idle(99)},
+    }  # fmt: skip
+    (rate, held) = report.servers_targets(results)
+    assert rate[1:] == ("0.52×", "**met**")  # The median of 0.6 and 0.44.
+    assert held[1:] == ("99 held", "**missed**")
+    assert "| stage 2's server | 500 | 900 |" in report.servers_table(results)

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shared.bench import parsers, report, scenarios
+from shared.bench import parsers, report, scenarios, servers
 from shared.bench.procs import ROOT
 
-SCENARIOS = ("throughput", "concurrency", "memory", "parsers")
+SCENARIOS = ("throughput", "concurrency", "memory", "parsers", "servers")
 
 
 def machine_info() -> dict[str, Any]:
@@ -77,6 +77,8 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         start = time.perf_counter()
         if name == "parsers":
             results[name] = parsers.measure()
+        elif name == "servers":
+            results[name] = servers.measure(config, log)
         else:
             results[name] = getattr(scenarios, name)(config, log)
         log(f"{name} done in {time.perf_counter() - start:.0f} s")

@@ -137,6 +137,20 @@ def memory_targets(m: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def servers_targets(s: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Return (target, measured, verdict) rows for the servers scenario."""
+    new = [[{"x": r["per_second"]} for r in s["runs"][name]["new"] if r["per_second"]]
+           for name in ("generators", "aiohttp")]  # fmt: skip
+    ratio = paired_ratio(new[0], new[1], "x")
+    idle = s["idle"]["generators"]
+    return [
+        ("stage 2's server ≥ 0.5× aiohttp.web's requests/s, new connections",
+         fmt(ratio, 2, "×"), verdict(ratio, 0.5)),
+        (f"stage 2's server holds {idle['connections']:,} idle connections",
+         f"{idle['held']:,} held", verdict(idle["held"], idle["connections"])),
+    ]  # fmt: skip
+
+
 # --- Tables -------------------------------------------------------------------------
 
 
@@ -227,6 +241,26 @@ def memory_table(m: dict[str, Any]) -> str:
             fmt(med(values(runs, "seconds_after_release")), 1),
             f"{complete} of {len(done)}" + (f" ({len(errors)} failed)" if errors else ""),
         ])  # fmt: skip
+    return table(header, rows)
+
+
+def servers_table(s: dict[str, Any]) -> str:
+    """Return the servers scenario's table: rates, CPU, load and idle memory."""
+    rows = []
+    for name, label in (("aiohttp", "aiohttp.web"), ("generators", "stage 2's server")):
+        runs, idle = s["runs"][name], s["idle"][name]
+        rows.append([
+            label,
+            fmt(med([r["per_second"] for r in runs["new"]])),
+            fmt(med([r["per_second"] for r in runs["keep_alive"]])),
+            fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"]]), 2),
+            fmt(idle["kb_per_connection"], 1),
+            f"{idle['held']:,} of {idle['connections']:,}",
+            fmt(idle["machine_busy_cores"], 2),
+        ])  # fmt: skip
+    header = ["server", "requests/s, new connections", "requests/s, keep-alive",
+              "other processes' CPU during ab (cores)", "kB per idle connection",
+              "idle connections held", "machine busy while held (cores)"]  # fmt: skip
     return table(header, rows)
 
 
@@ -385,6 +419,24 @@ def summary(results: dict[str, Any], chart_names: list[str]) -> str:
         ]
         if "memory.png" in chart_names:
             parts += ["![Memory per in-flight fetch](memory.png)", ""]
+    if "servers" in results and "error" not in results["servers"]:
+        v = results["servers"]
+        parts += [
+            "### Stage 2's HTTP server beside aiohttp.web",
+            "",
+            f"Both serve the test site from a process of their own, without a response cache. "
+            f"`ab` asks for one content page, {v['concurrency']} at a time: "
+            f"{v['requests']:,} requests with a new connection each, then "
+            f"{v['keep_alive_requests']:,} with keep-alive (`-k`); the servers take turns, "
+            "median of the runs. `ab` itself needs most of a core, and the machine is "
+            "shared, so the other processes' CPU is shown beside. Idle connections: each "
+            "client connects, asks for the page once and goes quiet; kB per idle "
+            "connection = (server RSS with all of them open − RSS before) / connections; "
+            "held = how many then answered a second request on the same connection.",
+            "",
+            servers_table(v),
+            "",
+        ]
     if "parsers" in results:
         p = results["parsers"]
         parts += [
@@ -415,6 +467,8 @@ def targets(results: dict[str, Any]) -> str:
         rows += concurrency_targets(results["concurrency"])
     if "memory" in results:
         rows += memory_targets(results["memory"])
+    if "servers" in results and "error" not in results["servers"]:
+        rows += servers_targets(results["servers"])
     load = [[k, str(v)] for k, v in results["machine"].items() if k in MACHINE_LOAD]
     return "\n".join([
         "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -75,12 +76,18 @@ def response_cache() -> Callable[..., Awaitable[web.StreamResponse]]:
     return middleware
 
 
+def add_bench_routes(site: Site) -> Site:
+    """Add the benchmark's two routes to ``site`` and return it."""
+    site.routes += [exact(STATS_PREFIX + "stats", stats), exact(STATS_PREFIX + "reset", reset)]
+    return site
+
+
 def make_bench_app(pages: int, latency: float, cache: bool) -> web.Application:
     """Return the test site with the benchmark's two routes, optionally cached."""
     app = make_app(pages, latency)
     if cache:
         app.middlewares.append(response_cache())  # Inside the latency middleware.
-    app[SITE].routes += [exact(STATS_PREFIX + "stats", stats), exact(STATS_PREFIX + "reset", reset)]
+    add_bench_routes(app[SITE])
     return app
 
 
@@ -97,13 +104,34 @@ async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1"
     await runner.cleanup()
 
 
+def serve_generators(pages: int, latency: float, idle_timeout: float) -> None:
+    """Serve the site with stage 2's HTTP server (in a thread) until standard input closes."""
+    from stage2_generators.http_server import Limits, SiteServerThread
+
+    site = add_bench_routes(Site(pages, latency))
+    with SiteServerThread(site, limits=Limits(idle_timeout=idle_timeout)) as server:
+        print("PORT", server.port, flush=True)
+        sys.stdin.read()  # Until the parent closes it.
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m shared.bench.serve")
     parser.add_argument("--pages", type=int, default=10_000)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--uvloop", action="store_true", help="serve on uvloop")
     parser.add_argument("--cache", action="store_true", help="answer repeated URLs from memory")
+    parser.add_argument(
+        "--server", choices=["aiohttp", "generators"], default="aiohttp",
+        help="aiohttp.web, or stage 2's HTTP server (no --cache, no --uvloop)",
+    )  # fmt: skip
+    parser.add_argument("--idle-timeout", type=float, default=60.0,
+                        help="seconds stage 2's server keeps a silent connection")  # fmt: skip
     args = parser.parse_args(argv)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # For 10 000 idle connections.
+    if args.server == "generators":
+        serve_generators(args.pages, args.latency_ms / 1000, args.idle_timeout)
+        return
     if args.uvloop:
         import uvloop
 
