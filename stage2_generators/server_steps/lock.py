@@ -1,0 +1,82 @@
+"""Step 5 of the server: a coroutine ``Lock`` around a shared resource.
+
+Coroutines switch only where they ``yield``, so code between two yields
+runs alone, and most shared state needs no lock.  But a job that reads a
+shared value, waits (for a disk, a database, another server), then
+writes the value back, has a yield point in the middle: another task can
+read the same old value meanwhile, and one of the two updates is lost.
+``count_visit`` does exactly that with a visitor counter.
+
+The fix is stage 2's ``Lock``: ``acquire`` makes each task wait its turn
+(on a future of its own, in a queue), so the read-wait-write runs for one
+task at a time.  The program serves ten clients at once, without the lock
+and then with it.
+"""
+
+import socket
+from collections.abc import Generator
+
+from stage2_generators.events import get_running_loop
+from stage2_generators.locks import Lock
+from stage2_generators.loop import run
+from stage2_generators.server_steps.accept import connect, listen, serve
+from stage2_generators.tasks import create_task, gather, sleep
+
+CLIENTS = 10
+
+
+class Counter:
+    """A count kept somewhere slow: reading and writing it both wait."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def read(self) -> Generator:
+        yield from sleep(0.001)  # Waiting for the disk: other tasks run meanwhile.
+        return self.value
+
+    def write(self, value: int) -> Generator:
+        yield from sleep(0.001)
+        self.value = value
+
+
+def count_visit(counter: Counter, lock: Lock | None) -> Generator:
+    """Add one to the counter and return the new count."""
+    if lock:
+        yield from lock.acquire()
+    try:
+        value = yield from counter.read()  # A yield point: others may read the same value...
+        yield from counter.write(value + 1)  # ...and this write then undoes theirs.
+        return value + 1
+    finally:
+        if lock:
+            lock.release()
+
+
+def main() -> Generator:
+    for lock in (None, Lock()):
+        counter = Counter()
+
+        def welcome(conn: socket.socket, counter=counter, lock=lock) -> Generator:  # noqa: ANN001
+            number = yield from count_visit(counter, lock)
+            with conn:
+                yield from get_running_loop().sock_sendall(conn, f"visitor {number}".encode())
+
+        listener = listen()
+        server = create_task(serve(listener, welcome))
+        port = listener.getsockname()[1]
+        answers = yield from gather(*(visit(port) for _ in range(CLIENTS)))
+        server.cancel()
+        numbers = sorted({int(answer.split()[1]) for answer in answers})
+        print(f"{'with' if lock else 'without'} a lock: {CLIENTS} visits, the counter says "
+              f"{counter.value}; visitor numbers given out: {numbers}")  # fmt: skip
+
+
+def visit(port: int) -> Generator:
+    """Connect and return what the server says."""
+    with (yield from connect(port)) as sock:
+        return (yield from get_running_loop().sock_recv(sock, 100)).decode()
+
+
+if __name__ == "__main__":
+    run(main())
