@@ -387,6 +387,10 @@ class Route:
 
     pattern: str
     handler: PageHandler
+    regex: re.Pattern[str] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern))  # Compiled once.
 
 
 def exact(path: str, handler: PageHandler) -> Route:
@@ -487,7 +491,7 @@ class Site:
         """Return the site's answer to ``request``."""
         path = request.path
         for route in self.routes:
-            match = re.fullmatch(route.pattern, path)
+            match = route.regex.fullmatch(path)
             if match is None:
                 continue
             if request.method not in METHODS:
@@ -627,10 +631,10 @@ def serve_with_aiohttp(site: Site, host: str, port: int) -> None:
 def serve_with_generators(site: Site, host: str, port: int) -> None:
     """Serve ``site`` with the HTTP server on stage 2's loop until Ctrl+C."""
     # Imported here: only this server needs stage 2 (and h11).
-    from stage2_generators.http_server import serve_forever
+    from stage2_generators.http_server import serve_until_interrupted
     from stage2_generators.loop import run
 
-    run(serve_forever(site, host, port, lambda bound: announce(site.pages, host, bound)))
+    run(serve_until_interrupted(site, host, port, lambda bound: announce(site.pages, host, bound)))
 
 
 if __name__ == "__main__":

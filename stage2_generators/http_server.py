@@ -29,6 +29,7 @@ import dataclasses
 import email.utils
 import http
 import logging
+import signal
 import socket
 import threading
 import types
@@ -58,7 +59,7 @@ FEED_SIZE = 4096
 class Limits:
     """How long a client may stay silent, and how big a request head may be."""
 
-    idle_timeout: float = 15.0  # Seconds to send a whole request, or to read an answer.
+    idle_timeout: float = 15.0  # Seconds for a whole exchange: request in, answer out.
     # Bytes of a request line and headers: more gets 431 (up to FEED_SIZE more may pass).
     max_head_size: int = 16 * 1024
 
@@ -76,20 +77,28 @@ def serve_connection(
     """Answer the requests of one connection, in order, until it ends."""
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_head_size)
     try:
-        while True:
-            request = yield from wait_for(receive_request(conn, reader), limits.idle_timeout)
-            if request is None:
-                return  # The client closed the connection between requests.
-            response = yield from answer(site, request)
-            writer.write(response_bytes(conn, request.method, response))
-            yield from wait_for(writer.drain(), limits.idle_timeout)
-            if conn.our_state is h11.MUST_CLOSE:
-                return  # HTTP/1.0, or "Connection: close".
+        # One timer per exchange: a client that is silent, or sends its
+        # request a byte at a time, or stops reading, runs out of time.
+        while (yield from wait_for(exchange(site, conn, reader, writer), limits.idle_timeout)):
             conn.start_next_cycle()
     except h11.RemoteProtocolError as error:
         send_error(conn, writer, error.error_status_hint, str(error))
     except (TimeoutError, ConnectionError):
         writer.abort()  # Too slow, or gone: nothing more to say to this client.
+
+
+@types.coroutine
+def exchange(
+    site: Site, conn: h11.Connection, reader: StreamReader, writer: StreamWriter
+) -> Generator[Any, None, bool]:
+    """Read one request, answer it, wait until the answer is on its way; False: stop."""
+    request = yield from receive_request(conn, reader)
+    if request is None:
+        return False  # The client closed the connection between requests.
+    response = yield from answer(site, request)
+    writer.write(response_bytes(conn, request.method, response))
+    yield from writer.drain()  # Back-pressure: waits while the client lags behind.
+    return conn.our_state is not h11.MUST_CLOSE  # Else HTTP/1.0, or "Connection: close".
 
 
 # --8<-- [end:connection]
@@ -191,17 +200,34 @@ def serve_site(
 
 
 @types.coroutine
-def serve_forever(
+def serve_until_interrupted(
     site: Site, host: str, port: int, listening: Callable[[int], object]
 ) -> Generator[Any, None, None]:
-    """Serve ``site`` until cancelled, calling ``listening(port)`` once it listens."""
-    server = yield from serve_site(site, host, port)
-    listening(server.sockets[0].getsockname()[1])
+    """Serve ``site`` until Ctrl+C, calling ``listening(port)`` once it listens.
+
+    Ctrl+C must not raise KeyboardInterrupt in whatever task happens to run:
+    the signal only writes a byte to a socket that the loop watches (the
+    "self-pipe"), and the server then shuts down in order.
+    """
+    wake_here, wake_there = socket.socketpair()
+    wake_here.setblocking(False)
+    wake_there.setblocking(False)
+    old_wakeup = signal.set_wakeup_fd(wake_there.fileno())
+    old_handler = signal.signal(signal.SIGINT, lambda signum, frame: None)
     try:
-        yield from server.serve_forever()
+        server = yield from serve_site(site, host, port)
+        listening(server.sockets[0].getsockname()[1])
+        try:
+            yield from get_running_loop().sock_recv(wake_here, 1)  # Until Ctrl+C.
+        finally:
+            server.close()
+            server.close_clients()  # Keep-alive connections would otherwise hold on.
+            yield from server.wait_closed()
     finally:
-        server.close_clients()  # Keep-alive connections would otherwise hold on.
-        yield from server.wait_closed()
+        signal.signal(signal.SIGINT, old_handler)
+        signal.set_wakeup_fd(old_wakeup)
+        wake_here.close()
+        wake_there.close()
 
 
 # --8<-- [end:serve]

@@ -162,6 +162,7 @@ class StreamWriter:
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
+        self._fd = sock.fileno()  # The loop is told the number: cheaper to look up.
         self._loop = get_running_loop()
         self._buffer = bytearray()
         self._error: OSError | None = None  # Why sending failed, for drain() to raise.
@@ -177,7 +178,7 @@ class StreamWriter:
             data = data[self._send(data) :]
             if not data or self._error:
                 return
-            self._loop.add_writer(self._sock, self._on_writable)
+            self._loop.add_writer(self._fd, self._on_writable)
         self._buffer += data
 
     def _send(self, data: bytes | bytearray) -> int:
@@ -198,7 +199,7 @@ class StreamWriter:
         if len(self._buffer) <= LOW_WATER:
             self._wake_drain_waiter()
         if not self._buffer and self._sock.fileno() != -1:
-            self._loop.remove_writer(self._sock)
+            self._loop.remove_writer(self._fd)
             if self._closing:
                 self._close_now()
 
@@ -247,7 +248,7 @@ class StreamWriter:
         """Stop watching the socket, close it and wake whoever waits on it."""
         if self._sock.fileno() == -1:
             return
-        self._loop.remove_writer(self._sock)
+        self._loop.remove_writer(self._fd)
         self._sock.close()
         self._closing = True
         self._wake_drain_waiter()

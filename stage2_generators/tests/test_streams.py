@@ -339,7 +339,7 @@ def test_an_error_in_client_connected_is_reported_and_closes_the_connection(
     loop: EventLoop,
 ) -> None:
     reported = []
-    loop.set_exception_handler(reported.append)
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
 
     def broken(reader: StreamReader, writer: StreamWriter):
         yield from reader.readline()
