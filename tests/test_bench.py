@@ -270,6 +270,7 @@ def test_a_quick_run_refuses_to_overwrite_the_committed_results(
 # --- Stage 2's server beside aiohttp.web --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_both_bench_servers_serve_the_site_and_its_stats() -> None:
     for name in servers.SERVERS:
         with servers.start(name) as server:
@@ -279,6 +280,7 @@ def test_both_bench_servers_serve_the_site_and_its_stats() -> None:
             assert server.get_json("_bench/stats")["requests"] == 1
 
 
+@pytest.mark.slow
 def test_idle_connections_are_counted_held_on_the_same_socket() -> None:
     result = servers.idle_memory("generators", 20, log=lambda message: None)
     assert (result["connections"], result["held"]) == (20, 20)

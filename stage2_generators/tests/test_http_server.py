@@ -210,6 +210,7 @@ def test_a_client_that_sends_half_a_request_is_closed(impatient) -> None:
         assert closed_by_server(sock)
 
 
+@pytest.mark.slow
 def test_a_dribbling_client_is_closed_before_it_finishes(impatient) -> None:
     request = get("/", extra="X-Slow: " + "a" * 400 + "\r\n")  # 20 s at a byte per 50 ms.
     sent, closed = [0], threading.Event()
@@ -297,6 +298,7 @@ async def many_clients(server: SiteServerThread, count: int) -> list[list[int]]:
     return await asyncio.gather(*clients)
 
 
+@pytest.mark.slow
 def test_a_thousand_concurrent_keep_alive_clients() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     infinite = resource.RLIM_INFINITY
@@ -315,6 +317,7 @@ def test_a_thousand_concurrent_keep_alive_clients() -> None:
 # --- The command line ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_python_m_shared_site_with_the_generators_server() -> None:
     command = [sys.executable, "-m", "shared.site", "--server", "generators"]
     with subprocess.Popen(

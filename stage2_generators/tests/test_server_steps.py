@@ -21,6 +21,9 @@ STEPS = ["accept", "buffered", "drain", "idle", "lock"]  # In the chapter's orde
 MAX_LINES = 100
 
 
+pytestmark = pytest.mark.slow  # Each test starts a Python subprocess.
+
+
 def run_step(name: str) -> list[str]:
     """Run the step and return the lines it printed."""
     done = subprocess.run(
