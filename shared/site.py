@@ -41,6 +41,7 @@ import sys
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 DEFAULT_PAGES = 300
 MIN_PAGES = 10  # The home page links to pages 1 to 6 by number.
@@ -564,7 +565,7 @@ def _reached_by_redirects(base: str, max_redirect: int) -> set[Result]:
     return results
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     """Find the aiohttp wrapper's names, which moved to shared.server, on first use."""
     # Kept for code written before the move; importing it here would make
     # every user of the model import aiohttp.

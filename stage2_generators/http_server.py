@@ -65,7 +65,7 @@ class Limits:
 
 
 # --8<-- [start:connection]
-def site_handler(site: Site, limits: Limits = Limits()) -> ClientConnected:  # noqa: B008
+def site_handler(site: Site, limits: Limits = Limits()) -> ClientConnected:
     """Return the ``client_connected`` callback that serves ``site``."""
     return lambda reader, writer: serve_connection(site, reader, writer, limits)
 
@@ -192,7 +192,7 @@ def serve_site(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    limits: Limits = Limits(),  # noqa: B008 - frozen, so sharing it is safe
+    limits: Limits = Limits(),
     backlog: int = 4096,
 ) -> Generator[Any, None, Server]:
     """Start serving ``site``; return the running Server.  Raises OSError."""
@@ -248,7 +248,7 @@ class SiteServerThread:
         site: Site,
         host: str = "127.0.0.1",
         port: int = 0,
-        limits: Limits = Limits(),  # noqa: B008 - frozen, so sharing it is safe
+        limits: Limits = Limits(),
     ) -> None:
         self.site = site
         self.host = host

@@ -25,7 +25,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from stage2_generators.events import get_running_loop
-from stage2_generators.futures import CancelledError
+from stage2_generators.futures import CancelledError, Future
 from stage2_generators.streams import DEFAULT_LIMIT, StreamReader, StreamWriter
 from stage2_generators.tasks import Task, current_task, sleep
 
@@ -109,7 +109,7 @@ class Server:
         for task in list(self._clients):
             task.cancel()
 
-    def _accepting_done(self, task: Task) -> None:
+    def _accepting_done(self, task: Future) -> None:
         """Report why accepting stopped, if not by close(); the server may now be closed."""
         if not task.cancelled() and task.exception() is not None:
             message = "the server stopped accepting connections"

@@ -57,7 +57,9 @@ def ab_rate(server: Server, requests: int, concurrency: int, keep_alive: bool) -
 def rates(requests: int, keep_alive_requests: int, concurrency: int, runs: int,
           log: Log) -> dict[str, Any]:  # fmt: skip
     """Measure both servers with ``ab``, taking turns, ``runs`` times."""
-    figures: dict[str, dict[str, list]] = {s: {"new": [], "keep_alive": []} for s in SERVERS}
+    figures: dict[str, dict[str, list[dict[str, Any]]]] = {
+        s: {"new": [], "keep_alive": []} for s in SERVERS
+    }
     for run in range(runs):
         order = SERVERS if run % 2 == 0 else SERVERS[::-1]
         for name in order:

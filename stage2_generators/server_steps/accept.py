@@ -17,14 +17,17 @@ answer) waiting; and a client that sends nothing keeps its task forever.
 """
 
 import socket
-from collections.abc import Generator
+from collections.abc import Callable, Generator
+from typing import Any
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
 from stage2_generators.tasks import create_task, gather
 
+Coroutine = Generator[Any, Any, Any]  # A generator coroutine, to the type checker.
 
-def shout(conn: socket.socket) -> Generator:
+
+def shout(conn: socket.socket) -> Coroutine:
     """Serve one client: send back each piece it sends, in capitals."""
     loop = get_running_loop()
     with conn:
@@ -32,7 +35,9 @@ def shout(conn: socket.socket) -> Generator:
             yield from loop.sock_sendall(conn, data.upper())
 
 
-def serve(listener: socket.socket, handler=shout) -> Generator:  # noqa: ANN001
+def serve(
+    listener: socket.socket, handler: Callable[[socket.socket], Coroutine] = shout
+) -> Coroutine:
     """Accept connections until cancelled; one task per connection."""
     loop = get_running_loop()
     try:
@@ -50,7 +55,7 @@ def listen() -> socket.socket:
     return listener
 
 
-def connect(port: int) -> Generator:
+def connect(port: int) -> Coroutine:
     """Return a socket connected to the server, the way the crawler connects."""
     sock = socket.socket()
     sock.setblocking(False)
@@ -58,14 +63,14 @@ def connect(port: int) -> Generator:
     return sock
 
 
-def client(port: int, words: str) -> Generator:
+def client(port: int, words: str) -> Coroutine:
     """Send ``words`` and return the answer."""
     with (yield from connect(port)) as sock:
         yield from get_running_loop().sock_sendall(sock, words.encode())
         return (yield from get_running_loop().sock_recv(sock, 1024)).decode()
 
 
-def main() -> Generator:
+def main() -> Coroutine:
     listener = listen()
     server = create_task(serve(listener))
     port = listener.getsockname()[1]

@@ -19,11 +19,10 @@ reads, so the buffer can grow without limit.
 import contextlib
 import selectors
 import socket
-from collections.abc import Generator
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
-from stage2_generators.server_steps.accept import connect, listen, serve
+from stage2_generators.server_steps.accept import Coroutine, connect, listen, serve
 from stage2_generators.tasks import create_task
 
 ANSWER = b"x" * 4 * 2**20  # More than the kernel's socket buffers hold.
@@ -58,10 +57,10 @@ def watched(sock: socket.socket) -> bool:
     return key is not None and bool(key.events & selectors.EVENT_WRITE)
 
 
-def main() -> Generator:
+def main() -> Coroutine:
     writers = []
 
-    def big_answer(conn: socket.socket) -> Generator:
+    def big_answer(conn: socket.socket) -> Coroutine:
         writers.append(Writer(conn))
         writers[0].write(ANSWER)  # Returns at once: no yield, no waiting.
         yield from get_running_loop().sock_recv(conn, 1)  # Until the client closes.

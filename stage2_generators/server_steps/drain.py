@@ -18,12 +18,13 @@ waiting to read forever.
 """
 
 import socket
-from collections.abc import Generator
+from collections.abc import Callable
 
 from stage2_generators.events import get_running_loop
+from stage2_generators.futures import Future
 from stage2_generators.loop import run
 from stage2_generators.server_steps import buffered
-from stage2_generators.server_steps.accept import listen, serve
+from stage2_generators.server_steps.accept import Coroutine, listen, serve
 from stage2_generators.tasks import create_task, sleep
 
 HIGH_WATER, LOW_WATER = 64 * 1024, 16 * 1024
@@ -35,7 +36,7 @@ class Writer(buffered.Writer):
 
     def __init__(self, sock: socket.socket) -> None:
         super().__init__(sock)
-        self.waiter = None
+        self.waiter: Future | None = None
         self.largest = 0  # The most bytes the buffer ever held, for the demonstration.
 
     def write(self, data: bytes) -> None:
@@ -47,16 +48,16 @@ class Writer(buffered.Writer):
         if len(self.buffer) <= LOW_WATER and self.waiter and not self.waiter.done():
             self.waiter.set_result(None)  # The client caught up: the writer may go on.
 
-    def drain(self) -> Generator:
+    def drain(self) -> Coroutine:
         if len(self.buffer) > HIGH_WATER:
             self.waiter = self.loop.create_future()
             yield from self.waiter
 
 
-def stream(use_drain: bool, writers: list) -> Generator:
+def stream(use_drain: bool, writers: list[Writer]) -> Callable[[socket.socket], Coroutine]:
     """Return a handler that writes CHUNKS chunks, draining after each if told to."""
 
-    def handler(conn: socket.socket) -> Generator:
+    def handler(conn: socket.socket) -> Coroutine:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32 * 1024)  # Small kernel buffers
         writers.append(writer := Writer(conn))  # show what our own buffer does.
         for _ in range(CHUNKS):
@@ -69,7 +70,7 @@ def stream(use_drain: bool, writers: list) -> Generator:
     return handler
 
 
-def slow_reader(port: int) -> Generator:
+def slow_reader(port: int) -> Coroutine:
     """Read the whole stream, pausing after each piece."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
@@ -82,9 +83,9 @@ def slow_reader(port: int) -> Generator:
             yield from sleep(0.001)
 
 
-def main() -> Generator:
+def main() -> Coroutine:
     for use_drain in (False, True):
-        listener, writers = listen(), []
+        listener, writers = listen(), list[Writer]()
         server = create_task(serve(listener, stream(use_drain, writers)))
         yield from slow_reader(listener.getsockname()[1])
         server.cancel()

@@ -16,17 +16,16 @@ timeout around ``drain``.)
 """
 
 import socket
-from collections.abc import Generator
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
-from stage2_generators.server_steps.accept import connect, listen, serve
+from stage2_generators.server_steps.accept import Coroutine, connect, listen, serve
 from stage2_generators.tasks import create_task, gather, wait_for
 
 IDLE = 0.2  # Seconds of silence before the server hangs up.
 
 
-def shout_or_hang_up(conn: socket.socket) -> Generator:
+def shout_or_hang_up(conn: socket.socket) -> Coroutine:
     """Answer in capitals; hang up after IDLE seconds without a word."""
     loop = get_running_loop()
     with conn:
@@ -41,7 +40,7 @@ def shout_or_hang_up(conn: socket.socket) -> Generator:
             yield from loop.sock_sendall(conn, data.upper())
 
 
-def client(port: int, words: str) -> Generator:
+def client(port: int, words: str) -> Coroutine:
     """Say ``words`` (if any), then wait, silent, until the server hangs up."""
     loop = get_running_loop()
     with (yield from connect(port)) as sock:
@@ -52,7 +51,7 @@ def client(port: int, words: str) -> Generator:
             print(f"client {'after talking' if words else 'that never talked'}: the server hung up")
 
 
-def main() -> Generator:
+def main() -> Coroutine:
     listener = listen()
     server = create_task(serve(listener, shout_or_hang_up))
     port = listener.getsockname()[1]

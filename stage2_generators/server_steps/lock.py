@@ -14,12 +14,11 @@ and then with it.
 """
 
 import socket
-from collections.abc import Generator
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.locks import Lock
 from stage2_generators.loop import run
-from stage2_generators.server_steps.accept import connect, listen, serve
+from stage2_generators.server_steps.accept import Coroutine, connect, listen, serve
 from stage2_generators.tasks import create_task, gather, sleep
 
 CLIENTS = 10
@@ -31,16 +30,16 @@ class Counter:
     def __init__(self) -> None:
         self.value = 0
 
-    def read(self) -> Generator:
+    def read(self) -> Coroutine:
         yield from sleep(0.001)  # Waiting for the disk: other tasks run meanwhile.
         return self.value
 
-    def write(self, value: int) -> Generator:
+    def write(self, value: int) -> Coroutine:
         yield from sleep(0.001)
         self.value = value
 
 
-def count_visit(counter: Counter, lock: Lock | None) -> Generator:
+def count_visit(counter: Counter, lock: Lock | None) -> Coroutine:
     """Add one to the counter and return the new count."""
     if lock:
         yield from lock.acquire()
@@ -53,11 +52,13 @@ def count_visit(counter: Counter, lock: Lock | None) -> Generator:
             lock.release()
 
 
-def main() -> Generator:
+def main() -> Coroutine:
     for lock in (None, Lock()):
         counter = Counter()
 
-        def welcome(conn: socket.socket, counter=counter, lock=lock) -> Generator:  # noqa: ANN001
+        def welcome(
+            conn: socket.socket, counter: Counter = counter, lock: Lock | None = lock
+        ) -> Coroutine:
             number = yield from count_visit(counter, lock)
             with conn:
                 yield from get_running_loop().sock_sendall(conn, f"visitor {number}".encode())
@@ -72,7 +73,7 @@ def main() -> Generator:
               f"{counter.value}; visitor numbers given out: {numbers}")  # fmt: skip
 
 
-def visit(port: int) -> Generator:
+def visit(port: int) -> Coroutine:
     """Connect and return what the server says."""
     with (yield from connect(port)) as sock:
         return (yield from get_running_loop().sock_recv(sock, 100)).decode()

@@ -326,6 +326,7 @@ def test_python_m_shared_site_with_the_generators_server() -> None:
         stderr=subprocess.PIPE,
         text=True,
     ) as process:
+        assert process.stdout is not None
         try:
             first = process.stdout.readline()
             port = int(first.rsplit(":", 1)[1].strip("/\n"))
