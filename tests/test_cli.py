@@ -393,6 +393,29 @@ def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shown == [crawler]
 
 
+# Runs ``python -m PACKAGE ROOT -q`` in this interpreter, then prints the exit
+# status and which of asyncio and aiohttp were imported.
+RUN_AND_LIST_MODULES = """
+import runpy, sys
+sys.argv = [sys.argv[1], *sys.argv[2:]]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+except SystemExit as exit:
+    print(exit.code, sorted({"asyncio", "aiohttp"} & sys.modules.keys()))
+"""
+
+
+@pytest.mark.slow  # A subprocess.
+@pytest.mark.parametrize("package", ["stage1_callbacks", "stage2_generators"])
+def test_python_m_stage_1_and_2_never_import_asyncio(package: str, pages: PageServer) -> None:
+    root = pages.add_page("/", ["/a"])
+    pages.add_page("/a", [])
+    command = [sys.executable, "-c", RUN_AND_LIST_MODULES, package]
+    result = run(root, "-q", command=command)
+    assert result.stdout.splitlines()[-1] == "0 []", result.stdout[-500:] + result.stderr
+    assert (pages.requests["/"], pages.requests["/a"]) == (1, 1)  # It did crawl.
+
+
 @pytest.mark.slow  # A subprocess.
 def test_help_gives_the_exit_statuses() -> None:
     text = " ".join(run("--help").stdout.split())
