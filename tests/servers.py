@@ -14,6 +14,7 @@ import contextlib
 import socket
 import ssl
 import threading
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 
@@ -198,3 +199,13 @@ def http_response(body: bytes, status: str = "200 OK", content_type: str = "text
     head = f"HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\n"
     head += f"Content-Length: {len(body)}\r\n\r\n"
     return head.encode("ascii") + body
+
+
+def poll(condition: Callable[[], bool], deadline: float = 60.0) -> bool:
+    """Return True as soon as ``condition()`` holds, False after the deadline."""
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        threading.Event().wait(0.01)
+    return True

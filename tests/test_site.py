@@ -15,11 +15,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from aiohttp import web
@@ -41,6 +40,7 @@ from shared.site import (
     static,
 )
 from shared.urls import UrlPolicy, normalize_url
+from tests.servers import poll
 
 BASE = "http://127.0.0.1:8000"
 ROOT = BASE + "/"
@@ -315,16 +315,6 @@ def test_counters_count_requests_by_path_with_query() -> None:
         assert (counters.in_flight, counters.max_in_flight) == (0, 1)
         counters.reset()
         assert (counters.requests, counters.in_flight, counters.max_in_flight) == ({}, 0, 0)
-
-
-def poll(condition: Callable[[], bool], deadline: float = 60.0) -> bool:
-    """Return True as soon as ``condition()`` holds, False after the deadline."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        threading.Event().wait(0.01)
-    return True
 
 
 def send_get(url: str) -> socket.socket:

@@ -16,8 +16,7 @@ import struct
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import h11
 import pytest
@@ -25,6 +24,7 @@ import pytest
 from shared.site import Site, exact
 from stage2_generators.http_server import Limits, SiteServerThread
 from stage2_generators.streams import HIGH_WATER
+from tests.servers import poll
 
 Answer = tuple[int, dict[str, str], bytes]
 
@@ -89,16 +89,6 @@ def closed_by_server(sock: socket.socket) -> bool:
             pass
     except ConnectionResetError:
         pass  # Closed while our bytes were unread: a reset, closed all the same.
-    return True
-
-
-def poll(condition: Callable[[], bool], deadline: float = 30.0) -> bool:
-    """Return True as soon as ``condition()`` holds, False after the deadline."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        threading.Event().wait(0.01)
     return True
 
 
