@@ -42,7 +42,7 @@ def scrapy_crawl(root: str, max_tasks: int) -> dict[str, Any]:
     # would compare "127.0.0.1" with "127.0.0.1:PORT" and match nothing).
     same_origin = "^" + re.escape(f"{parts.scheme}://{parts.netloc}/")
 
-    class SiteSpider(CrawlSpider):  # type: ignore[misc]  # Scrapy has no type hints.
+    class SiteSpider(CrawlSpider):  # type: ignore[misc, unused-ignore]  # Typed only when Scrapy is installed.
         name = "bench"
         allowed_domains = [parts.hostname]  # Redirects off the site are dropped.
         start_urls = [root]

@@ -135,7 +135,9 @@ def timed_run(command: list[str], timeout: float, server: Server | None = None) 
     server0 = server.cpu() if server else 0.0
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        # errors="replace": wget logs URLs as the site sent them, not all UTF-8.
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              timeout=timeout, cwd=ROOT)  # fmt: skip
         output, error, code = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as expired:
         output, error, code = "", f"timed out after {timeout} s: {expired}", -1
