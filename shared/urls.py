@@ -37,10 +37,13 @@ def normalize_url(url: str, base: str | None = None) -> str:
     without a base).
     """
     href = ada_url.URL(url).href if base is None else ada_url.join_url(base, url)
-    # A serialized URL writes every '#' of its path and query as %23: the
-    # first one left starts the fragment.  A '?' left at the end is an empty
-    # query, which yarl (stage 3) cannot send: the normal form drops it.
-    return href.partition("#")[0].removesuffix("?")
+    # A serialized URL writes every '#' of its path and query as %23, and
+    # every '?' of its path as %3F: the first '#' left starts the fragment,
+    # the first '?' the query.  An empty query (a lone '?') is one yarl
+    # (stage 3) cannot send: the normal form drops it.  A query that only
+    # ends with '?' is kept whole.
+    before, mark, query = href.partition("#")[0].partition("?")
+    return before + mark + query if query else before
 
 
 # --8<-- [end:normalize_url]
