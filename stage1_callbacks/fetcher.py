@@ -218,7 +218,8 @@ class Fetcher:
     def close_socket(self) -> None:
         """Unregister the socket from the loop and close it, if there is one."""
         if self.sock is not None:
-            self.loop.unregister(self.sock)
+            if self.loop.is_registered(self.sock):  # Not yet, if Ctrl-C came just before.
+                self.loop.unregister(self.sock)
             self.sock.close()
             self.sock = None
 

@@ -60,6 +60,27 @@ def test_interrupt_closes_every_socket_and_sets_t1(pages: PageServer) -> None:
     assert crawler.loop is not None and crawler.loop.closed
 
 
+def test_interrupt_before_a_new_socket_is_registered_closes_it(pages: PageServer) -> None:
+    root = pages.add_page("/", [])
+    crawler = Crawler([root])
+    sockets = []
+
+    def register(sock: Any, *args: Any) -> None:
+        sockets.append(sock)  # The Fetcher holds it already; the loop never will.
+        raise KeyboardInterrupt
+
+    def crawl() -> None:
+        assert crawler.loop is not None
+        crawler.loop.register = register  # type: ignore[method-assign, assignment]
+        Crawler.crawl(crawler)
+
+    crawler.crawl = crawl  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):  # Not a KeyError from closing it.
+        run(crawler)
+    assert len(sockets) == 1 and sockets[0].fileno() == -1
+    assert crawler.jobs == {} and crawler.loop is not None and crawler.loop.closed
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("sigint")
 def test_ctrl_c_on_the_command_line_prints_the_report(pages: PageServer) -> None:
