@@ -1,7 +1,8 @@
 """Property tests of what every stage trusts: link parser, URLs, HTTP parser.
 
 The web sends anything.  These tests let hypothesis send anything too, and
-check the promises each docstring makes: ``extract_links`` never raises,
+check the promises each docstring makes: ``extract_links`` never raises
+(and its shortcut resolves a link as the URL parser does),
 ``normalize_url`` raises only ValueError and is idempotent, an allowed URL
 never leaves the root hosts (also as aiohttp and the raw-socket stages
 would connect to it), and ``ResponseParser`` raises only BadResponse and
@@ -20,12 +21,12 @@ import zlib
 import aiohttp
 import pytest
 import yarl
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import shared.links
 from shared.http import BadResponse, BodyDecoder, ResponseParser, request_target
-from shared.links import extract_links
+from shared.links import extract_links, shortcut
 from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url
 
 # --- Strategies ----------------------------------------------------------------
@@ -72,6 +73,48 @@ def test_extract_links_never_raises_and_returns_normal_urls(text: str, page_url:
         with unittest.mock.patch.object(shared.links, "LexborHTMLParser", lexbor):
             for link in extract_links(text, page_url):
                 assert normalize_url(link) == link
+
+
+# Links the shortcut may take: absolute paths, queries, fragments, near misses.
+HREF_PIECES = ["/", "//", "/.", "/..", ".", "?", "??", "#", "#x", "a", "Z9", "-._~", "!$&()*+,;="]
+HREF_PIECES += [":@", "%20", "%2e", "\\", " ", "\t", "\n", "'", '"', "^", "`", "{", "\xe9", "\x00"]
+hrefs = st.one_of(
+    urls,
+    st.lists(st.sampled_from(HREF_PIECES), max_size=8).map("".join),
+    st.lists(st.sampled_from(HREF_PIECES), min_size=1, max_size=8).map(lambda p: "/" + "".join(p)),
+)
+
+
+BASES = [
+    "http://example.com/",
+    "https://u:p@Example.COM:8443/a/b?q#f",
+    "http://[::1]/x/",
+    "http://h",
+]
+BASES += ["ftp://h/a", "mailto:a@b", "http://[oops/"]  # The shortcut refuses these.
+
+
+@settings(max_examples=1000)  # The shortcut is on the path of every link of every page.
+@given(st.one_of(st.sampled_from(BASES), urls), hrefs)
+@example("http://u:p@Example.COM:80/a?b#c", "/x?q=1#f")
+@example("https://h/", "#top")
+@example("http://h/", "/a??")
+@example("http://h/", "/a?")  # Each near miss below must be left to the URL parser.
+@example("http://h/", "/a/../b")
+@example("http://h/", "/a%2e%2e/b")
+@example("http://h/", "/\\h2/x")
+@example("http://h/", "//h2/x")
+@example("http://h/", "/a b")
+@example("http://h/", "/caf\xe9")
+@example("http://h/", "/a^b")
+@example("http://h/", "/a?b'c")
+def test_the_link_shortcut_resolves_as_the_url_parser_does(base: str, href: str) -> None:
+    try:
+        expected: str | None = normalize_url(href, base)
+    except ValueError:
+        expected = None
+    resolved = shortcut(base, href)
+    assert resolved is None or resolved == expected
 
 
 # --- URL normalization and policy ------------------------------------------------
