@@ -2,7 +2,7 @@
 
 Stages 1 and 2 open a connection for each request, so whatever a server
 does after its answer cannot reach the next request.  aiohttp keeps
-connections open and hands them to later requests, which brings two cases
+connections open and hands them to later requests, which brings three cases
 the chapter's crawler never met:
 
 - The server closed a kept connection while it waited in the pool.  The
@@ -14,30 +14,65 @@ the chapter's crawler never met:
   unsolicited response).  aiohttp would read them as the answer to the
   next request sent on that connection.  ``CarefulConnector`` closes such
   a connection instead of lending it out.
+- The server sent more bytes right after a complete response, in the same
+  read: junk, a stray line of HTML, a second response.  aiohttp's parser
+  reads on past the end of the response, fails on those bytes, and fails
+  the whole request with it ("Bad status line"), although the page arrived
+  whole.  Stages 1 and 2 stop reading where the response ends, and so does
+  ``FirstResponseParser``: the page is the first complete response, and the
+  connection is closed when the request is done.
 
 An idle connection has nothing to read, so before lending one out the
 connector asks the socket, without waiting, whether it is readable: if it
 is, the server has either closed it or sent something unasked, and the
 connection is dropped (urllib3 checks its pooled connections the same way).
 
+Where does a response end?  ``FirstResponseParser`` does not parse HTTP
+itself: it stands between aiohttp and aiohttp's own (fast, C) parser, and
+only chooses where to cut the bytes it feeds it.  The parser hands out a
+response as soon as its head ends, at a blank line, so a head is fed in
+pieces that end wherever a blank line does: when a response comes out, its
+head ended with the piece just fed, and the bytes after it are its body.
+The body is fed in one piece but its last byte: if the body is complete
+before that byte, bytes came after the response.  Once the body is
+complete nothing more is fed, and if the parser fails on what came after
+it, that is no failure of the page.  A malformed body still fails it.
+
 This module is about aiohttp's pool, not about asyncio: it is kept apart
-from the crawler so the crawler reads as the lesson.  ``CarefulConnector``
-overrides ``_get``, the one place where aiohttp takes a connection out of its
-pool; the acceptance suite's hostile server checks that it still works.
+from the crawler so the crawler reads as the lesson.  It leans on a few of
+aiohttp's private names, and ``stage3_asyncio/tests/test_connections.py``
+fails if they change: ``TCPConnector._get``, the one place where aiohttp
+takes a connection out of its pool; ``TCPConnector._factory``, which makes
+each connection's protocol; and ``ResponseHandler._parser``, the parser
+that ``set_response_params`` makes for each request, whose ``feed_data``
+returns ``(messages, upgraded, tail)``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
+import re
 import select
 import types
 from typing import Any
 
 import aiohttp
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.http import RawResponseMessage
+
+Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 
 
 class CarefulConnector(aiohttp.TCPConnector):
-    """A TCPConnector that never lends out a kept connection with bytes waiting on it."""
+    """A TCPConnector that reads one response per request and lends out only clean connections."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        # aiohttp makes the protocol of each new connection by calling _factory().
+        make: type[ResponseHandler] = OneResponseHandler
+        self._factory = functools.partial(make, loop=asyncio.get_running_loop())
 
     async def _get(self, key: Any, *args: Any) -> Any:  # Arguments differ across aiohttp versions.
         while (connection := await super()._get(key, *args)) is not None:
@@ -49,7 +84,7 @@ class CarefulConnector(aiohttp.TCPConnector):
         return None
 
 
-def _readable(protocol: aiohttp.client_proto.ResponseHandler) -> bool:
+def _readable(protocol: ResponseHandler) -> bool:
     """Tell whether the connection's socket has bytes (or its end) waiting, without waiting."""
     transport = protocol.transport
     sock = None if transport is None else transport.get_extra_info("socket")
@@ -57,6 +92,105 @@ def _readable(protocol: aiohttp.client_proto.ResponseHandler) -> bool:
         return False
     readable, _, _ = select.select([sock], [], [], 0)
     return bool(readable)
+
+
+class OneResponseHandler(ResponseHandler):
+    """aiohttp's connection protocol, reading each request's response with a FirstResponseParser."""
+
+    def set_response_params(self, **params: Any) -> None:
+        """Make the parser for the next response, as aiohttp does, and wrap it."""
+        super().set_response_params(**params)
+        # A stand-in with the parser's methods, not a subclass: hence the ignore.
+        self._parser = FirstResponseParser(self._parser, self)  # type: ignore[assignment]
+
+
+class FirstResponseParser:
+    """Feed aiohttp's parser the first final response of a request, and nothing after it.
+
+    ``parser`` is the parser aiohttp made (C or Python); whatever else aiohttp
+    asks of it (``pause_reading``, say) goes to it unchanged.  Bytes after
+    the response make ``protocol`` close the connection once the request is done.
+    """
+
+    def __init__(self, parser: Any, protocol: ResponseHandler) -> None:
+        self.parser = parser
+        self.protocol = protocol
+        self.body: aiohttp.StreamReader | None = None  # The final response's, once its head is in.
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.parser, name)
+
+    def feed_data(self, data: bytes) -> tuple[list[Message], bool, bytes]:
+        """Parse ``data`` as aiohttp's parser does, cut after the end of the final response."""
+        messages: list[Message] = []
+        start = 0
+        while self.body is None and start < len(data):  # Up to where a head may end.
+            end = head_piece_end(data, start)
+            found, upgraded, tail = self.parser.feed_data(data[start:end])
+            start = end
+            for message, payload in found:
+                messages.append((message, payload))
+                # Final, as aiohttp's ClientResponse.start tells: not an interim 1xx.
+                if not 100 <= message.code <= 199 or message.code == 101:
+                    self.body = payload
+            if upgraded:  # After a 101 aiohttp stops parsing and keeps the rest as it is.
+                return messages, True, tail + data[start:]
+        if self.body is not None and (start < len(data) or not data):
+            self.feed_body(data[start:])
+        return messages, False, b""
+
+    def feed_body(self, data: bytes) -> None:
+        """Feed bytes of the final response's body; close the connection if more follow it.
+
+        Raises what aiohttp's parser raises for a malformed body, and gives
+        the body that error too: aiohttp's C parser would leave it waiting.
+        """
+        assert self.body is not None
+        body = self.body
+        try:
+            more = self.more_after_body(data)
+        except Exception as error:
+            if not body.is_eof():
+                body.set_exception(aiohttp.ClientPayloadError(f"malformed body: {error!r}"))
+                raise
+            more = True  # The parser failed on what followed the response, not on the page.
+        if more:
+            self.protocol.force_close()
+
+    def more_after_body(self, data: bytes) -> bool:
+        """Feed body bytes, and tell whether any came after the end of the body."""
+        assert self.body is not None
+        if self.body.is_eof():
+            return bool(data)  # The response is complete: nothing more is parsed.
+        # All but the last byte first (b"" only resumes a paused parser).
+        if self.parser.feed_data(data[:-1])[0]:
+            return True  # Another response after the body.
+        if self.body.is_eof():
+            return bool(data)  # The body ended before the last byte.
+        return bool(data) and bool(self.parser.feed_data(data[-1:])[0])
+
+    def feed_eof(self) -> Any:
+        """Tell the parser the connection ended, unless the response was already complete."""
+        if self.body is not None and self.body.is_eof():
+            return None  # Else bytes after the response could fail a body that is whole.
+        return self.parser.feed_eof()
+
+
+BLANK_LINE = re.compile(rb"\n\r?\n")  # A line break, then an empty line (LF or CRLF).
+
+
+def head_piece_end(data: bytes, start: int) -> int:
+    """Return where the piece of ``data`` to feed from ``start`` ends: where a head may end.
+
+    A head ends with a blank line, a line break right after another one.
+    Every piece ends after a line break, so the search starts on the last
+    byte of the piece before.  The first piece of a read ends after its
+    first line break: the line break before it may have come in the last read.
+    """
+    if start == 0:
+        return data.find(b"\n") + 1 or len(data)
+    blank = BLANK_LINE.search(data, start - 1)
+    return len(data) if blank is None else blank.end()
 
 
 @dataclasses.dataclass

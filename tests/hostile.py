@@ -173,6 +173,15 @@ KEPT_ALIVE: dict[str, KeptBehaviour] = {
     "/kept/close-when-idle": close_when_idle,
 }
 
+# A complete response, then at once (in the same write) bytes that answer
+# nothing: the page is the response, and the connection is not used again.
+BYTES_AFTER: dict[str, Behaviour] = {
+    "/kept/then-junk": send(kept_page(LINK) + b"junk"),  # No line break at all.
+    # Bare LFs, and a link that must never be followed: it is no page's.
+    "/kept/then-html": send(kept_page(LINK) + b'<p>more html</p>\n<a href="/kept/unasked">x</a>\n'),
+    "/kept/then-bogus-head": send(kept_page(LINK) + b"JUNK\r\n\r\n"),  # Ends like a head.
+}
+
 
 # --- The paths ---------------------------------------------------------------
 
@@ -232,6 +241,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "/conflicting-length": send(
         response("200 OK", ["Content-Length: 4", "Content-Length: 9"], b"<p>body</p>")
     ),
+    "/bad-chunk-size": send(  # A chunk whose size line is not hex, in the head's write.
+        response("200 OK", ["Content-Type: text/html", "Transfer-Encoding: chunked"])
+        + b"4\r\n<p>x\r\nZZ\r\n<p>y\r\n0\r\n\r\n"
+    ),
     "/length-and-chunked": send(
         response(
             "200 OK",
@@ -241,6 +254,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     ),
 }
 
+BEHAVIOURS.update(BYTES_AFTER)
 BEHAVIOURS.update(
     {
         # Compressed bodies: decoded by every stage, max_size counting decoded bytes.

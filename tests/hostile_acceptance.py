@@ -12,8 +12,9 @@ The outcome of each behaviour, the same in every stage:
 - Malformed or incomplete answers (closed before the head or in the body,
   a short body, garbage, an endless or oversized head, no blank line, a
   reset, a refused port, a repeated Content-Length or one next to a
-  Transfer-Encoding) are network failures: tried ``max_tries`` times, then
-  recorded with status None and the last exception, which is not a timeout.
+  Transfer-Encoding, a chunk size that is not hex) are network failures:
+  tried ``max_tries`` times, then recorded with status None and the last
+  exception, which is not a timeout.
 - A server that answers too slowly (one byte per second) or never is a
   timeout: the same, with a TimeoutError.
 - An endless body is cut at ``max_size``: status 200, ``size == max_size``
@@ -33,6 +34,9 @@ The outcome of each behaviour, the same in every stage:
 - On a kept-alive connection (stage 3), a response nobody asked for is never
   read as the answer to the next request, and a connection the server
   closed while it was idle costs no try.
+- Bytes right after a complete response (junk, HTML with bare LFs, a bogus
+  head), sent with it, are no part of it: the page is that response, tried
+  once, and the crawl goes on.  Stage 3 then closes the connection.
 
 A robots.txt gone wrong (``test_hostile_robots_txt``, with ``obey_robots``):
 a huge one is read up to 500 KiB and obeyed that far; a redirecting one is
@@ -126,6 +130,7 @@ OUTCOMES = [
     Outcome("/duplicate-headers", **OK_PAGE, num_urls=1),
     Outcome("/conflicting-length"),
     Outcome("/length-and-chunked"),
+    Outcome("/bad-chunk-size"),
     # Compressed bodies: decoded; size and max_size count decoded bytes.
     Outcome("/gzip", **OK_PAGE, num_urls=1),
     Outcome("/deflate", **OK_PAGE, num_urls=1),
@@ -140,6 +145,10 @@ OUTCOMES = [
     Outcome("/status-099", 99, None, 1, 27, "text/html"),
     # Connections kept alive (stage 3): what follows an answer is no answer.
     Outcome("/kept/unsolicited-response", **{**OK_PAGE, "size": 29}, num_urls=1),
+    # Bytes right after a complete response, in the same read: the page is the response.
+    Outcome("/kept/then-junk", **OK_PAGE, num_urls=1),
+    Outcome("/kept/then-html", **OK_PAGE, num_urls=1),
+    Outcome("/kept/then-bogus-head", **OK_PAGE, num_urls=1),
 ]
 
 

@@ -1,12 +1,19 @@
-"""Stage 3's kept-alive connections: nothing a server sends unasked is read as an answer."""
+"""Stage 3's kept-alive connections: nothing a server sends unasked is read as an answer.
+
+Neither bytes sent while a connection waits in the pool, nor bytes sent
+right after a complete response.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
+import pytest
 
-from stage3_asyncio.connections import CarefulConnector
+from stage3_asyncio.connections import CarefulConnector, FirstResponseParser, OneResponseHandler
 
 
 def kept_answer(body: bytes) -> bytes:
@@ -54,3 +61,127 @@ def test_a_kept_connection_with_unasked_bytes_is_not_reused() -> None:
 def test_without_the_check_aiohttp_reads_the_unasked_response() -> None:
     # Why CarefulConnector exists; if aiohttp ever checks this itself, this test says so.
     assert asyncio.run(second_answer(aiohttp.TCPConnector)) == b"unasked"
+
+
+# --- Bytes right after a complete response ------------------------------------------
+
+Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+TIMEOUT = aiohttp.ClientTimeout(total=5)  # What a wrongly reused connection waits.
+AFTER_THE_ANSWER = {
+    "junk": b"junk",  # No line break at all.
+    "html": b"<p>more html</p>\n<p>and more</p>\n",  # Bare LFs.
+    "bogus-head": b"JUNK\r\n\r\n",  # Ends like a head, starts like none.
+    "part-of-a-head": b"HTTP/1.1 2",  # Valid so far: the parser fails on nothing.
+    "a-second-response": kept_answer(b"second"),
+}
+INTERIM = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
+
+
+@contextlib.asynccontextmanager
+async def serving(serve: Serve) -> AsyncIterator[str]:
+    """Run a server calling ``serve`` for each connection; yield its URL."""
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def two_gets(first: bytes) -> tuple[bytes, bytes, int]:
+    """GET twice; the first connection answers with ``first``, and never again.
+
+    Returns the two bodies and how many connections the server received.
+    """
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(first if connections == 1 else kept_answer(b"fresh"))
+        await reader.read()  # Until the client closes; a second request gets no answer.
+        writer.close()
+
+    bodies = []
+    async with serving(serve) as url:
+        connector = CarefulConnector()
+        async with aiohttp.ClientSession(connector=connector, timeout=TIMEOUT) as session:
+            for _ in range(2):
+                async with session.get(url) as response:
+                    bodies.append(await response.read())
+    return bodies[0], bodies[1], connections
+
+
+@pytest.mark.parametrize("extra", AFTER_THE_ANSWER.values(), ids=AFTER_THE_ANSWER.keys())
+def test_bytes_after_a_complete_response_are_not_read(extra: bytes) -> None:
+    # The page, then the second request on a new connection.
+    assert asyncio.run(two_gets(kept_answer(b"answer") + extra)) == (b"answer", b"fresh", 2)
+
+
+def test_interim_responses_still_come_before_the_final_one() -> None:
+    first = INTERIM + kept_answer(b"answer") + b"junk"
+    assert asyncio.run(two_gets(first)) == (b"answer", b"fresh", 2)
+
+
+def test_without_it_aiohttp_fails_the_whole_request() -> None:
+    # Why FirstResponseParser exists; if aiohttp ever stops at the end of a response, this says so.
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(kept_answer(b"answer") + AFTER_THE_ANSWER["bogus-head"])
+        await reader.read()
+        writer.close()
+
+    async def get() -> bytes:
+        async with (
+            serving(serve) as url,
+            aiohttp.ClientSession(timeout=TIMEOUT) as session,
+            session.get(url) as response,
+        ):
+            return await response.read()
+
+    with pytest.raises(aiohttp.ClientResponseError, match="Bad status line"):
+        asyncio.run(get())
+
+
+def test_a_malformed_body_after_the_head_fails_at_once() -> None:
+    # The head is handed on before the body is parsed, so the body must get the error
+    # (aiohttp's C parser leaves it waiting for the timeout).
+    head_read = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        await head_read.wait()  # The body comes in a read of its own.
+        writer.write(b"5\r\nhello\r\nZZ\r\n")  # 'ZZ' is no chunk size.
+        await reader.read()
+        writer.close()
+
+    async def get() -> bytes:
+        async with (
+            serving(serve) as url,
+            aiohttp.ClientSession(connector=CarefulConnector(), timeout=TIMEOUT) as session,
+            session.get(url) as response,
+        ):
+            head_read.set()
+            return await response.read()
+
+    with pytest.raises(aiohttp.ClientPayloadError):
+        asyncio.run(get())
+
+
+def test_the_aiohttp_internals_it_relies_on_are_still_there() -> None:
+    async def read_first_response(data: bytes) -> OneResponseHandler:
+        connector = CarefulConnector()
+        protocol = connector._factory()  # Else TCPConnector._factory is gone.
+        await connector.close()
+        assert isinstance(protocol, OneResponseHandler), "TCPConnector._factory is not used"
+        protocol.set_response_params()
+        assert isinstance(protocol._parser, FirstResponseParser), "no ResponseHandler._parser"
+        protocol.data_received(data)  # aiohttp's protocol feeds its _parser.
+        message, _ = await protocol.read()
+        assert message.code == 200
+        return protocol
+
+    protocol = asyncio.run(read_first_response(kept_answer(b"answer") + b"JUNK\r\n\r\n"))
+    assert protocol.should_close and protocol.exception() is None
