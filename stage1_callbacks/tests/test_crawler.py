@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -60,9 +61,7 @@ def test_interrupt_closes_every_socket_and_sets_t1(pages: PageServer) -> None:
     assert crawler.loop is not None and crawler.loop.closed
 
 
-def test_interrupt_before_a_new_socket_is_registered_closes_it(pages: PageServer) -> None:
-    root = pages.add_page("/", [])
-    crawler = Crawler([root])
+def test_interrupt_before_a_new_socket_is_registered_closes_it() -> None:
     sockets = []
 
     def register(sock: Any, *args: Any) -> None:
@@ -74,9 +73,13 @@ def test_interrupt_before_a_new_socket_is_registered_closes_it(pages: PageServer
         crawler.loop.register = register  # type: ignore[method-assign, assignment]
         Crawler.crawl(crawler)
 
-    crawler.crawl = crawl  # type: ignore[method-assign]
-    with pytest.raises(KeyboardInterrupt):  # Not a KeyError from closing it.
-        run(crawler)
+    # A listening socket that never accepts: the kernel completes the
+    # handshake, and no server object is left holding the other end.
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        crawler = Crawler([f"http://127.0.0.1:{listener.getsockname()[1]}/"])
+        crawler.crawl = crawl  # type: ignore[method-assign]
+        with pytest.raises(KeyboardInterrupt):  # Not a KeyError from closing it.
+            run(crawler)
     assert len(sockets) == 1 and sockets[0].fileno() == -1
     assert crawler.jobs == {} and crawler.loop is not None and crawler.loop.closed
 
