@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +36,27 @@ def sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation site in both languages, built once per test run with --strict.
+
+    The build fails the tests that use it on any warning: a snippet that
+    does not resolve, a broken link or anchor, a hook command that fails.
+    """
+    for module in ("material", "mkdocs_static_i18n", "jieba"):
+        pytest.importorskip(module, reason="needs the docs extras")
+    site = tmp_path_factory.mktemp("docs") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # The end-of-life banner.
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=Path(__file__).parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr, done.stderr
+    return site

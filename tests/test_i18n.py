@@ -23,10 +23,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -259,24 +256,10 @@ def test_the_skeleton_sees_what_it_compares() -> None:
 # --- The built site ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build both editions of the site once, strictly."""
-    pytest.importorskip("mkdocs_static_i18n", reason="needs the docs extras")
-    pytest.importorskip("jieba", reason="needs the docs extras")
-    site = tmp_path_factory.mktemp("i18n") / "site"
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "WARNING" not in done.stderr, done.stderr
-    return site
+@pytest.fixture
+def site(built_site: Path) -> Path:
+    """Both editions of the site, built once strictly (see conftest.py)."""
+    return built_site
 
 
 def built_page(site: Path, page: Path, language: str) -> Path:
