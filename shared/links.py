@@ -19,13 +19,11 @@ a crawler's work per page, and the C parser does it several times faster
 from __future__ import annotations
 
 import codecs
-import functools
 import html.parser
-import re
 
 from shared.encoding import decode_body, find_encoding
 from shared.http import parse_content_type
-from shared.urls import normalize_url
+from shared.urls import normalize_url, quick_join
 
 try:
     from selectolax.lexbor import LexborHTMLParser as LexborHTMLParser  # Tests swap it.
@@ -130,49 +128,9 @@ def _read_with_tokenizer(text: str) -> tuple[list[str], str | None]:
     return collector.hrefs, collector.base
 
 
-# An absolute path whose every character stays as written in a normal URL:
-# no '%', '\\', space or non-ASCII character to encode, no '//' that would
-# start a host, no dot segment to resolve, no empty query to drop.
-NORMAL_PATH = re.compile(r"/(?!/)[\w\-.~!$&()*+,;=:@/]*(?:\?[\w\-.~!$&()*+,;=:@/?]+)?", re.ASCII)
-
-
-def shortcut(base: str, href: str) -> str | None:
-    """Resolve one of the commonest links of a page without the URL parser.
-
-    Most links of a site are absolute paths already in normal form
-    (``/pages/2/``, ``/search?q=1``) or fragments (``#top``).  Against an
-    http or https base, the first resolve to the base's scheme and authority
-    followed by the path, the second to the base itself: exactly what the
-    WHATWG parser returns (a property test checks that), in a fraction of
-    its time.  Returns None for every other link: it takes the URL parser.
-    """
-    normal_base, prefix = _base_and_prefix(base)
-    if not normal_base:
-        return None
-    path = href.partition("#")[0]  # The fragment is dropped anyway.
-    if not path:
-        return normal_base
-    if "/." in path or not NORMAL_PATH.fullmatch(path):
-        return None
-    return prefix + path
-
-
-@functools.lru_cache(maxsize=64)  # A page's links share one base.
-def _base_and_prefix(base: str) -> tuple[str, str]:
-    """Return an http(s) base's normal form and its part before the path; else two ''."""
-    try:
-        normal = normalize_url(base)
-    except ValueError:
-        return "", ""
-    scheme, separator, rest = normal.partition("://")
-    if not separator or scheme not in ("http", "https"):
-        return "", ""
-    return normal, normal[: len(scheme) + 3 + rest.index("/")]  # A '/' follows the host.
-
-
 def _join(base: str, href: str, encoding: str, encode_query: bool) -> str | None:
     """Resolve ``href`` against ``base`` and normalize it; None if unparseable."""
-    url = shortcut(base, href)
+    url = quick_join(base, href)
     if url is not None:
         return url
     if encode_query and not href.isascii():

@@ -256,12 +256,6 @@ def test_the_skeleton_sees_what_it_compares() -> None:
 # --- The built site ----------------------------------------------------------
 
 
-@pytest.fixture
-def site(built_site: Path) -> Path:
-    """Both editions of the site, built once strictly (see conftest.py)."""
-    return built_site
-
-
 def built_page(site: Path, page: Path, language: str) -> Path:
     """Return the HTML file built from an English page, in one language."""
     folder = site / "zh" if language == "zh" else site
@@ -276,9 +270,9 @@ def code_blocks(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("page", TRANSLATED, ids=IDS)
-def test_built_pages_show_the_same_code_and_output(site: Path, page: Path) -> None:
+def test_built_pages_show_the_same_code_and_output(built_site: Path, page: Path) -> None:
     """Snippets and command output come out identical in both languages."""
-    english, chinese = built_page(site, page, "en"), built_page(site, page, "zh")
+    english, chinese = built_page(built_site, page, "en"), built_page(built_site, page, "zh")
     assert re.search(r'<html lang="zh"', chinese.read_text(encoding="utf-8"))
     assert code_blocks(chinese) == code_blocks(english)
 
@@ -316,9 +310,9 @@ def search_runs(site: Path, term: str) -> dict[str, set[tuple[str, ...]]]:
         ("栈撕裂", {"zh/glossary/", "zh/callbacks/"}),
     ],
 )
-def test_chinese_terms_are_found_by_search(site: Path, term: str, pages: set[str]) -> None:
+def test_chinese_terms_are_found_by_search(built_site: Path, term: str, pages: set[str]) -> None:
     """The search index cuts Chinese text into words, and a term's pages hold it as words."""
-    runs = search_runs(site, term)
+    runs = search_runs(built_site, term)
     assert pages <= set(runs), f"a search for {term} finds {sorted(runs)}"
     cuts = {run for page_runs in runs.values() for run in page_runs}
     assert not any(all(len(word) == 1 for word in run) for run in cuts), f"{term} cut up: {cuts}"

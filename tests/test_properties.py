@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 import shared.links
 from shared.http import BadResponse, BodyDecoder, ResponseParser, request_target
-from shared.links import extract_links, shortcut
-from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url
+from shared.links import extract_links
+from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, quick_join
 
 # --- Strategies ----------------------------------------------------------------
 
@@ -113,7 +113,7 @@ def test_the_link_shortcut_resolves_as_the_url_parser_does(base: str, href: str)
         expected: str | None = normalize_url(href, base)
     except ValueError:
         expected = None
-    resolved = shortcut(base, href)
+    resolved = quick_join(base, href)
     assert resolved is None or resolved == expected
 
 

@@ -2,7 +2,7 @@
 
 ``shared.links.extract_links`` reads a page with selectolax's lexbor HTML5
 parser (C) when it is installed, else with the standard library's
-``html.parser``, then resolves and normalizes each href (with ada, or its shortcut).  This
+``html.parser``, then resolves and normalizes each href (with ada, or ``quick_join``).  This
 module times both on the test site's own pages (content pages, archive
 pages, the home page): the reading alone, the whole of ``extract_links``,
 and the link path a crawler runs per page (``link_path``: parse, resolve,

@@ -21,6 +21,20 @@ def kept_answer(body: bytes) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def serving(serve: Serve) -> AsyncIterator[str]:
+    """Run a server calling ``serve`` for each connection; yield its URL."""
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
 async def second_answer(connector_class: type[aiohttp.TCPConnector]) -> bytes:
     """GET twice from a server that sends an unasked response between the two requests."""
     first_read, unasked_sent = asyncio.Event(), asyncio.Event()
@@ -39,19 +53,13 @@ async def second_answer(connector_class: type[aiohttp.TCPConnector]) -> bytes:
         await reader.read()  # Until the client closes.
         writer.close()
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-    try:
-        async with aiohttp.ClientSession(connector=connector_class()) as session:
-            async with session.get(url) as response:
-                await response.read()
-            first_read.set()
-            await unasked_sent.wait()
-            async with session.get(url) as response:
-                return await response.read()
-    finally:
-        server.close()
-        await server.wait_closed()
+    async with serving(serve) as url, aiohttp.ClientSession(connector=connector_class()) as session:
+        async with session.get(url) as response:
+            await response.read()
+        first_read.set()
+        await unasked_sent.wait()
+        async with session.get(url) as response:
+            return await response.read()
 
 
 def test_a_kept_connection_with_unasked_bytes_is_not_reused() -> None:
@@ -65,7 +73,6 @@ def test_without_the_check_aiohttp_reads_the_unasked_response() -> None:
 
 # --- Bytes right after a complete response ------------------------------------------
 
-Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 TIMEOUT = aiohttp.ClientTimeout(total=5)  # What a wrongly reused connection waits.
 AFTER_THE_ANSWER = {
     "junk": b"junk",  # No line break at all.
@@ -75,17 +82,6 @@ AFTER_THE_ANSWER = {
     "a-second-response": kept_answer(b"second"),
 }
 INTERIM = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
-
-
-@contextlib.asynccontextmanager
-async def serving(serve: Serve) -> AsyncIterator[str]:
-    """Run a server calling ``serve`` for each connection; yield its URL."""
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 async def two_gets(first: bytes) -> tuple[bytes, bytes, int]:
