@@ -6,14 +6,14 @@ crawl outlives them.  ``--report`` prints the whole crawl from the server
 (and with ``--json`` writes all its records); ``--forget`` removes a
 finished crawl's keys.  This module only reads the command line and runs
 the right thing: the Redis client is imported when a frontier is asked for,
-so plain crawls never load it.
+so plain crawls never load it (nor asyncio).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import importlib.util
 import sys
 from typing import IO, Any
 
@@ -66,6 +66,8 @@ def check(args: argparse.Namespace, roots: list[str]) -> None:
                          "(stages 1 and 2 keep their frontier in memory)")  # fmt: skip
     if (args.report or args.forget) and roots:
         raise ValueError("--report and --forget take no root: they act on the crawl in the server")
+    if importlib.util.find_spec("redis") is None:
+        raise ValueError("--frontier needs the redis package: pip install redis")
     if not (args.lease > 0 and args.lease < float("inf")):
         raise ValueError(f"--lease must be more than 0 seconds, not {args.lease!r}")
 
@@ -78,7 +80,10 @@ def run(
     on_page: Any,
 ) -> int:
     """Crawl, report or forget, as asked; return the exit status."""
-    # Imported here: only a frontier needs the Redis client.
+    # Imported here: only a frontier needs asyncio and the Redis client
+    # (stages 1 and 2 run without either).
+    import asyncio
+
     from stage3_asyncio import frontier
 
     try:

@@ -394,14 +394,14 @@ def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Runs ``python -m PACKAGE ROOT -q`` in this interpreter, then prints the exit
-# status and which of asyncio and aiohttp were imported.
+# status and which of asyncio, aiohttp and redis were imported.
 RUN_AND_LIST_MODULES = """
 import runpy, sys
 sys.argv = [sys.argv[1], *sys.argv[2:]]
 try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 except SystemExit as exit:
-    print(exit.code, sorted({"asyncio", "aiohttp"} & sys.modules.keys()))
+    print(exit.code, sorted({"asyncio", "aiohttp", "redis"} & sys.modules.keys()))
 """
 
 
