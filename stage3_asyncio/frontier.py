@@ -352,10 +352,13 @@ class FrontierCrawler(Crawler):
         self.turns = itertools.count()
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
-        """Mark ``url`` seen here; the server queues it unless it has seen it."""
+        """Send ``url`` to the server, which queues it unless it has seen it.
+
+        ``seen_urls`` holds only the URLs this process took, so that its own
+        report and records agree: the seen set of the crawl is the server's.
+        """
         if max_redirect is None:
             max_redirect = self.max_redirect
-        self.seen_urls.add(url)
         self.links_out += [url, entry_of(url, max_redirect, self.depths.get(url, 0))]
 
     def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
@@ -447,6 +450,7 @@ class FrontierCrawler(Crawler):
             return None
         url, max_redirect, depth = parse_entry(entry)
         self.leased.add(url)
+        self.seen_urls.add(url)
         return url, max_redirect, depth
 
     # --8<-- [end:work]
