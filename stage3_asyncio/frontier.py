@@ -45,7 +45,7 @@ from shared.options import finite, seconds
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
 from shared.report import stat_to_json
 from shared.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
-from stage3_asyncio.connections import CarefulConnector, pool_tracing
+from stage3_asyncio.connections import CarefulConnector, phase_tracing, pool_tracing
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
@@ -398,7 +398,8 @@ class FrontierCrawler(Crawler):
     async def run_workers(self) -> None:
         """Run the workers until each has found the crawl finished."""
         heartbeat = asyncio.create_task(self.keep_leases())
-        workers = [asyncio.create_task(self.work()) for _ in range(self.max_tasks)]
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [asyncio.create_task(self.work(), name=name) for name in names]
         try:
             await asyncio.gather(*workers)  # Raises the first error, such as FrontierError.
         finally:
@@ -575,7 +576,7 @@ def open_session(crawler: Crawler) -> aiohttp.ClientSession:
         timeout=aiohttp.ClientTimeout(total=crawler.timeout),
         headers={"User-Agent": crawler.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
         auto_decompress=False,
-        trace_configs=[pool_tracing()],
+        trace_configs=[pool_tracing(), *phase_tracing(crawler.recorder)],
     )
     session._retry_connection = False  # crawler.py says why.
     return session
@@ -631,6 +632,7 @@ def run(crawler: Crawler) -> Crawler:
         asyncio.run(crawler.crawl())
     finally:
         crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()
     return crawler
 
 
