@@ -303,3 +303,11 @@ def test_stack_ripping_example(stage: str, on_the_stack: bool) -> None:
     names = [frame.name for frame in example.stack_of_a_bug(stage)]
     assert names[-2:] == ["handle_response", "parse_links"]
     assert ("work" in names and "fetch" in names) == on_the_stack
+
+
+@pytest.mark.parametrize("stage", ["callbacks", "generators", "asyncio"])
+def test_stack_ripping_example_shows_each_frame_once(stage: str) -> None:
+    """The frame whose ``except`` caught the bug is printed once, not twice."""
+    example = load_example("stack_ripping")
+    frames = [(frame.filename, frame.name) for frame in example.stack_of_a_bug(stage)]
+    assert len(frames) == len(set(frames))
