@@ -309,5 +309,6 @@ def test_stack_ripping_example(stage: str, on_the_stack: bool) -> None:
 def test_stack_ripping_example_shows_each_frame_once(stage: str) -> None:
     """The frame whose ``except`` caught the bug is printed once, not twice."""
     example = load_example("stack_ripping")
-    frames = [(frame.filename, frame.name) for frame in example.stack_of_a_bug(stage)]
-    assert len(frames) == len(set(frames))
+    stack = example.stack_of_a_bug(stage)
+    ours = [(f.filename, f.name) for f in stack if example.short_name(f.filename)[0] != "<"]
+    assert len(ours) == len(set(ours))  # The project's frames; asyncio has two runs.
