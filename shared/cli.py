@@ -210,8 +210,9 @@ def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[st
         return
     with site_server(args.server, args.pages) as server:
         if args.level > 0:
+            by = "stage 2's server" if args.server == "generators" else args.server
             print(
-                f"No root given: crawling the bundled test site at {server.url} ({args.server})",
+                f"No root given: crawling the bundled test site at {server.url}, served by {by}",
                 file=sys.stderr,
             )
         yield [server.url]

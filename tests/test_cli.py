@@ -334,6 +334,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
+    assert ", served by aiohttp\n" in result.stderr  # The site's server, not the crawler's.
     assert result.stdout.splitlines()[-1] == (
         "Oracle: all 90 urls match the test site's expected results."
     )
