@@ -348,6 +348,7 @@ class FrontierCrawler(Crawler):
         self.records_out: list[str] = []
         self.links_out: list[str] = []
         self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
+        self.sent: set[str] = set()  # URLs this process has sent the server.
         self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
         self.turns = itertools.count()
 
@@ -357,8 +358,11 @@ class FrontierCrawler(Crawler):
         ``seen_urls`` holds only the URLs this process took, so that its own
         report and records agree: the seen set of the crawl is the server's.
         """
+        if url in self.sent:  # The server has it already: spare the bytes.
+            return
         if max_redirect is None:
             max_redirect = self.max_redirect
+        self.sent.add(url)
         self.links_out += [url, entry_of(url, max_redirect, self.depths.get(url, 0))]
 
     def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
