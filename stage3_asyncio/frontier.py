@@ -51,7 +51,7 @@ from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
 KEYS = ("queue", "seen", "leases", "leased", "records", "log", "pages", "hosts", "robots", "meta")
 SERVER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-MAX_POLL = 0.5  # The longest a worker waits before asking the server again.
+MAX_POLL = 0.25  # The longest an idle worker waits before asking the server again.
 
 
 class FrontierError(Exception):
@@ -67,8 +67,9 @@ NOW = "local t = redis.call('TIME') local now = t[1] + t[2] / 1000000\n"
 # KEYS: queue seen leases leased records log.  ARGV: the URL done ('' for
 # none), the lease in seconds, the number of records, then (url, record)
 # pairs, then (url, entry) pairs of links.  Records the URL's outcome, queues
-# the links not seen, then takes the next URL: its entry, or false and how
-# long until a lease runs out (-1: no lease, the crawl is finished).
+# the links not seen, then takes the next URL.  Returns its entry (or false),
+# how long until a lease runs out (-1: no lease, so when no entry was taken
+# the crawl is finished), and how many links were new.
 STEP = (
     NOW
     + """
@@ -83,13 +84,15 @@ for _ = 1, tonumber(ARGV[3]) do
   end
   i = i + 2
 end
+local added = 0
 while i < #ARGV do
   if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
     redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+    added = added + 1
   end
   i = i + 2
 end
-if ARGV[2] == '0' then return {false, '0'} end
+if ARGV[2] == '0' then return {false, '0', added} end
 for _, url in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('LPUSH', KEYS[1], redis.call('HGET', KEYS[4], url))
   redis.call('ZREM', KEYS[3], url)
@@ -100,11 +103,11 @@ if entry then
   local url = string.match(entry, '^%S+ %S+ (.*)$')
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), url)
   redis.call('HSET', KEYS[4], url, entry)
-  return {entry, '0'}
+  return {entry, '0', added}
 end
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #first == 0 then return {false, '-1'} end
-return {false, tostring(first[2] - now)}
+if #first == 0 then return {false, '-1', added} end
+return {false, tostring(first[2] - now), added}
 """
 )
 
@@ -217,19 +220,19 @@ class Frontier:
     # --8<-- [start:step]
     async def step(
         self, done_url: str | None, records: list[str], links: list[str], *, take: bool = True
-    ) -> tuple[bytes | None, float]:
+    ) -> tuple[bytes | None, float, int]:
         """Record a URL done and queue its new links, then take the next URL.
 
         ``records`` and ``links`` are flat (url, value) pairs.  Returns the
-        entry taken, or None and how long until a lease runs out (-1 when
-        none is held: the crawl is finished).  With ``take`` False, only
-        records and queues.
+        entry taken (or None), how long until a lease runs out (-1 when
+        none is held: with no entry, the crawl is finished), and how many
+        links were new.  With ``take`` False, only records and queues.
         """
         keys = [self.keys[name] for name in ("queue", "seen", "leases", "leased", "records", "log")]
         lease = self.lease if take else 0  # The script takes nothing for a lease of 0.
         args = [done_url or "", lease, len(records) // 2, *records, *links]
-        entry, wait = await self.call("step", keys, args)
-        return entry, float(wait)
+        entry, wait, added = await self.call("step", keys, args)
+        return entry, float(wait), added
 
     # --8<-- [end:step]
 
@@ -349,6 +352,9 @@ class FrontierCrawler(Crawler):
         self.links_out: list[str] = []
         self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
         self.sent: set[str] = set()  # URLs this process has sent the server.
+        # Set when this process queued new URLs: its idle workers need not
+        # wait out their nap.  (Other processes' workers learn it at their next ask.)
+        self.news = asyncio.Event()
         self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
         self.turns = itertools.count()
 
@@ -445,18 +451,28 @@ class FrontierCrawler(Crawler):
         may yet bring new links: ask again, less often as time goes on.
         """
         poll = 0.01
-        entry, wait = await self.frontier.step(done_url, *self.outbox())
+        entry, wait, added = await self.frontier.step(done_url, *self.outbox())
         self.leased.discard(done_url or "")
+        if added > 1:  # One is this worker's; the rest is work for idle ones.
+            self.news.set()
         while entry is None and wait >= 0:
-            await asyncio.sleep(min(poll, wait, MAX_POLL))
+            await self.nap(min(poll, wait, MAX_POLL))
             poll *= 2
-            entry, wait = await self.frontier.step(None, [], [])
+            entry, wait, _ = await self.frontier.step(None, [], [])
         if entry is None:
             return None
         url, max_redirect, depth = parse_entry(entry)
         self.leased.add(url)
         self.seen_urls.add(url)
         return url, max_redirect, depth
+
+    async def nap(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if a worker of this process queues new URLs."""
+        news = self.news
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(news.wait(), seconds)
+        if news is self.news and news.is_set():  # The first to wake makes a new one.
+            self.news = asyncio.Event()
 
     # --8<-- [end:work]
 
