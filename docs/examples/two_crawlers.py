@@ -55,7 +55,9 @@ def walk_through(frontier: str, root: str, client: redis.Redis) -> float:
     print(f"the server holds {client.llen('crawl:log')} records: crawler A killed (SIGKILL)")
     print(f"URLs leased when A died (A's and B's): {client.zcard('crawl:leases')}")
     _, stderr = second.communicate(timeout=120)
-    print(f"crawler B ended with status {second.returncode}", stderr.strip())
+    print(f"crawler B ended with status {second.returncode}")
+    if stderr.strip():
+        print("crawler B said:", stderr.strip())
     return time.monotonic() - killed_at
 
 
