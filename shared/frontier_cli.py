@@ -141,7 +141,7 @@ async def act(
             stored = await frontier.load_crawl(server, options.max_tasks)
             report(stored)
             if json_file is not None:
-                json_file.writelines(line + "\n" for line in stored.lines)
+                write_jsonl(stored, json_file)
         if args.forget:
             if counts["queue"] or counts["leases"]:
                 queued, leased = counts["queue"], counts["leases"]

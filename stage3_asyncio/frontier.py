@@ -167,7 +167,6 @@ def shown(url: str) -> str:
     return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
-# --8<-- [start:frontier]
 class Frontier:
     """The state of one crawl, kept in a Valkey or Redis server at ``url``.
 
@@ -215,8 +214,6 @@ class Frontier:
         """Close the connections to the server."""
         await self.redis.aclose()
 
-    # --8<-- [end:frontier]
-
     # --8<-- [start:step]
     async def step(
         self, done_url: str | None, records: list[str], links: list[str], *, take: bool = True
@@ -236,7 +233,6 @@ class Frontier:
 
     # --8<-- [end:step]
 
-    # --8<-- [start:turn]
     async def turn(self, origin: str, holder: str, delay: float, limit: int, hold: float) -> float:
         """Take a slot at ``origin`` if its limit and delay allow.
 
@@ -254,8 +250,6 @@ class Frontier:
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
 
-    # --8<-- [end:turn]
-
     async def admit(self, max_pages: int) -> bool:
         """Count one more page fetched, unless ``max_pages`` have been already."""
         return bool(await self.call("admit", [self.keys["pages"]], [max_pages]))
@@ -272,7 +266,6 @@ class Frontier:
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
 
-    # --8<-- [start:robots]
     async def robots(self, origin: str) -> bytes | None:
         """Return what is stored about ``origin``'s robots.txt, or None."""
         stored: bytes | None = await self.command("HGET", self.keys["robots"], origin)
@@ -289,8 +282,6 @@ class Frontier:
     async def store_robots(self, origin: str, stored: bytes) -> None:
         """Keep what was learnt of ``origin``'s robots.txt for every process."""
         await self.command("HSET", self.keys["robots"], origin, stored)
-
-    # --8<-- [end:robots]
 
     async def note_time(self, name: str, when: float, *, first: bool = False) -> None:
         """Keep when the crawl started (``first``: only the earliest) or ended."""
@@ -374,7 +365,7 @@ class FrontierCrawler(Crawler):
     def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
         """Record the outcome of one URL here and, at the next step, in the server."""
         super().record_statistic(fetch_statistic)
-        record = json.dumps(stat_to_json(fetch_statistic), ensure_ascii=False)
+        record = json.dumps(stat_to_json(fetch_statistic))  # ASCII: any text fits.
         self.records_out += [fetch_statistic.url, record]
 
     def outbox(self) -> tuple[list[str], list[str]]:
@@ -476,7 +467,6 @@ class FrontierCrawler(Crawler):
 
     # --8<-- [end:work]
 
-    # --8<-- [start:fetch]
     async def fetch(self, url: str, max_redirect: int) -> None:
         """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
         if self.robots_needed(url):
@@ -497,8 +487,6 @@ class FrontierCrawler(Crawler):
         if self.max_pages is None or await self.frontier.admit(self.max_pages):
             return None
         return CrawlLimitReached(f"max_pages={self.max_pages} reached")
-
-    # --8<-- [end:fetch]
 
     # --8<-- [start:polite]
     async def polite_request(self, url: str, max_size: int) -> Response:
@@ -536,7 +524,6 @@ class FrontierCrawler(Crawler):
 
     # --8<-- [end:polite]
 
-    # --8<-- [start:robots]
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Return a host's robots.txt rules: from the server, or fetched once for all."""
         poll = 0.01
@@ -564,10 +551,7 @@ class FrontierCrawler(Crawler):
                 robots.received(response)
         return robots.rules, stored_rules(robots.rules, body)
 
-    # --8<-- [end:robots]
 
-
-# --8<-- [start:stored_rules]
 def stored_rules(rules: RobotsRules, body: bytes) -> bytes:
     """Return what a server keeps of robots.txt rules: how they were made."""
     if rules.parser is not None:
@@ -583,9 +567,6 @@ def rules_from(stored: bytes, user_agent: str) -> RobotsRules:
     if how == b"allow":
         return RobotsRules.allow_all(user_agent)
     return RobotsRules.disallow_all(rest.decode(), user_agent)
-
-
-# --8<-- [end:stored_rules]
 
 
 def open_session(crawler: Crawler) -> aiohttp.ClientSession:
@@ -614,7 +595,6 @@ class StoredCrawl:
     max_tasks: int
     t0: float
     t1: float | None
-    lines: list[str]  # The records as stored: the lines of ``crawl --json``.
 
 
 async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
@@ -624,7 +604,7 @@ async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
     t0, t1 = await frontier.times()
     kinds: dict[tuple[str, bool], type[Exception]] = {}
     done = [stat_from_json(line, kinds) for line in lines]
-    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1, lines)
+    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1)
 
 
 def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) -> FetchStatistic:
@@ -645,7 +625,6 @@ def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) ->
     return FetchStatistic(**{**fields, "exception": error})
 
 
-# --8<-- [start:entry]
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new asyncio event loop."""
     try:
@@ -654,6 +633,3 @@ def run(crawler: Crawler) -> Crawler:
         crawler.t1 = crawler.t1 or time.time()
         crawler.save_trace()
     return crawler
-
-
-# --8<-- [end:entry]

@@ -62,10 +62,13 @@ def walk_through(frontier: str, root: str, client: redis.Redis) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    usage = "python docs/examples/two_crawlers.py [--pages N] [--latency-ms MS]"
+    parser = argparse.ArgumentParser(usage=usage, description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=100, help="size of the test site")
     parser.add_argument("--latency-ms", type=float, default=20, help="delay of each answer")
-    args = parser.parse_args()
+    args, unknown = parser.parse_known_args()
+    if unknown:
+        sys.exit(f"usage: {usage}")
     with (
         valkey() as (frontier, _),
         ServerThread(make_app(args.pages, args.latency_ms / 1000)) as site,
