@@ -118,7 +118,6 @@ def urls_fetched(records: list[dict[str, Any]]) -> int:
     return sum(record["status"] is not None for record in records) + 1
 
 
-# --8<-- [start:three]
 @pytest.mark.slow  # Three processes.
 def test_three_processes_crawl_the_site_once(frontier: str, tmp_path: Path) -> None:
     with ServerThread(make_app(PAGES, latency=0.02)) as server:
@@ -134,9 +133,6 @@ def test_three_processes_crawl_the_site_once(frontier: str, tmp_path: Path) -> N
     assert sum(1 for path in files if read_jsonl(path)) >= 2  # They shared the work.
     whole = whole_crawl(frontier, tmp_path / "all.jsonl")
     assert sorted(whole, key=lambda r: r["url"]) == sorted(records, key=lambda r: r["url"])
-
-
-# --8<-- [end:three]
 
 
 @pytest.mark.slow  # Two processes, one killed.
