@@ -52,15 +52,20 @@ NETWORK_ERRORS = (OSError, BadResponse)
 
 # --8<-- [start:job]
 class Job:
-    """One URL on its way through its tries: what stage 3 keeps in fetch()'s locals."""
+    """One URL on its way through its tries: stage 3 keeps this in locals."""
 
     __slots__ = ("url", "max_redirect", "attempt", "robots")
 
-    def __init__(self, url: str, max_redirect: int, robots: RobotsFetch | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        max_redirect: int,
+        robots: RobotsFetch | None = None,
+    ) -> None:
         self.url = url
         self.max_redirect = max_redirect
-        self.attempt = 0  # Tries made so far, counted from 0 as in the log lines.
-        self.robots = robots  # Set when the job fetches a host's robots.txt, not a page.
+        self.attempt = 0  # Tries made so far, counted from 0 as the log counts.
+        self.robots = robots  # Set when the job is a host's robots.txt.
 
 
 # --8<-- [end:job]
@@ -68,7 +73,7 @@ class Job:
 
 # --8<-- [start:host_line]
 class HostLine:
-    """One host's requests: how many are in flight, and the jobs waiting for a slot."""
+    """One host's requests: how many are in flight, and the jobs waiting."""
 
     __slots__ = ("in_flight", "waiting")
 
@@ -229,7 +234,7 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:retries]
     def try_again(self, job: Job, exception: BaseException | None) -> bool:
-        """Log a failed try; return True to try again, False once max_tries are spent.
+        """Log a failed try; return True to try again, False once tries run out.
 
         Raises ``exception`` itself when it is not a network error.
         """
