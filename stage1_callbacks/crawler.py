@@ -208,8 +208,9 @@ class Crawler(CrawlerBase):
         else:
             self.record_crash(job.url, error)
 
+    # --8<-- [start:on_response]
     def on_response(self, fetcher: Fetcher) -> None:
-        """Carry on with a URL after one try: record it or try again, then refill."""
+        """Carry on after one try: record the URL or try again, then refill."""
         job = self.jobs.pop(fetcher)
         self.free_slot(job.url)
         response, exception = fetcher.response, fetcher.exception
@@ -224,12 +225,14 @@ class Crawler(CrawlerBase):
             elif response is not None:
                 self.handle_response(job.url, job.max_redirect, response)
             else:
-                self.record_statistic(failure(job.url, exception or TimeoutError()))
+                failed = failure(job.url, exception or TimeoutError())
+                self.record_statistic(failed)
         except Exception as error:  # A bug, not a network error: keep going.
             self.record_job_crash(job, error)
         self.in_flight -= 1
         self.work()
 
+    # --8<-- [end:on_response]
     # --8<-- [end:fetch]
 
     # --8<-- [start:retries]
