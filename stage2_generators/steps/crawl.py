@@ -7,9 +7,9 @@ links (or its redirect target) into the queue.  A URL goes into
 ``seen_urls`` when it is queued, so no URL is fetched twice.
 
 Still wrong: no timeout, no retry, no cancellation (the workers are simply
-abandoned when the loop ends), and an error in a worker ends it silently.
-The finished stage (``stage2_generators``) adds all of that, and stage 3
-swaps this tiny library for asyncio.
+abandoned when the loop ends), and nothing catches an error: a refused
+connection raises in ``fetch``, out of ``Task.step``, through the loop,
+and the whole program stops with a traceback (exit status 1).
 """
 
 import selectors

@@ -7,8 +7,9 @@ every caller to the Task, results travel back down.  So waiting for a
 socket is one coroutine, ``wait_ready``; ``read`` and ``read_all`` build
 on it, and ``fetch`` reads like the blocking fetch of the first step.
 
-Still wrong: the fetches are a fixed list.  The next step, ``queues``,
-adds a queue and a pool of workers.
+Still wrong: the fetches are a fixed list, all started at once (ten URLs,
+ten sockets open together).  The next step, ``queues``, adds a queue and
+a pool of workers.
 """
 
 import selectors
