@@ -18,6 +18,7 @@ import selectors
 from shared.steps import Progress, some_pages, url_from_argv
 from stage1_callbacks.steps.callback import loop
 from stage2_generators.steps import yield_from
+from stage2_generators.steps.future import Future
 from stage2_generators.steps.yield_from import Coroutine, fetch_and_print
 
 
@@ -47,11 +48,11 @@ class Task(yield_from.Future):
         else:
             self._wait_on(result)
 
-    def _wait_on(self, future: yield_from.Future) -> None:
+    def _wait_on(self, future: Future) -> None:
         """Park the task on ``future``: the next step waits until it is done."""
         future.add_done_callback(self._wakeup)
 
-    def _wakeup(self, future: yield_from.Future) -> None:
+    def _wakeup(self, future: Future) -> None:
         """Take the next step, throwing in ``future``'s error if it failed."""
         try:
             future.result()
@@ -75,12 +76,15 @@ def fetch_all(
     urls: list[str], selector: selectors.BaseSelector, progress: Progress
 ) -> Coroutine:
     """Fetch ``urls`` at once, a task each; wait for each, failures too."""
-    tasks = {url: Task(fetch_and_print(url, selector, progress)) for url in urls}
+    tasks = {
+        url: Task(fetch_and_print(url, selector, progress)) for url in urls
+    }
     for url, task in tasks.items():
         try:
             yield from task  # Its result, or the error it raised.
         except OSError as error:
-            progress.end(url, f"failed: {error!r}")
+            seconds, name = progress.seconds(), type(error).__name__
+            print(f"{seconds:6.3f} s  {name} {url}")
 
 
 if __name__ == "__main__":
@@ -88,8 +92,8 @@ if __name__ == "__main__":
     selector = selectors.DefaultSelector()
     urls = some_pages(url_from_argv())
     main = Task(fetch_all(urls, selector, progress))
-    running = {main}
-    main.add_done_callback(running.remove)  # The loop stops once main is done.
+    running = {"main"}
+    main.add_done_callback(lambda _: running.clear())  # The loop stops.
     loop(selector, running)
     main.result()  # Raise what main raised, if anything.
     print(f"{len(urls)} pages in {progress.seconds():.3f} s, one thread")
