@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs_site")]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 # Every page of the English site; each has its Chinese translation under /zh/.
