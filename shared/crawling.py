@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,6 +22,7 @@ from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
 from shared.polite import Politeness
+from shared.retry import backoff
 from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
@@ -66,6 +68,10 @@ class CrawlerBase(CrawlOptions):
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
+        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        self.waits: Counter[str] = Counter()
+        # Why a URL's last answer was kept instead of tried again, when worth recording.
+        self.kept_answers: dict[str, Exception] = {}
         # Called with the URL and body of each complete HTML page (crawl --save).
         self.on_page: Callable[[str, bytes], None] | None = None
         # Called with the URL and the loop's clock as each request starts
@@ -152,6 +158,33 @@ class CrawlerBase(CrawlOptions):
             self.on_request(url, now)
         return wait
 
+    # --8<-- [start:come_back]
+    def come_back(self, url: str, response: Response, attempt: int, now: float) -> bool:
+        """Return True to try ``url`` again after a 429 or 503 answer.
+
+        The host is held (``Politeness.hold``) for as long as the server
+        asked, or for an exponential backoff; the stage's usual wait for its
+        turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
+        the loop's clock.
+        """
+        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        if decision is None or decision.seconds is None:
+            if decision is not None and decision.problem is not None:
+                self.logger.warning("not waiting for %s: %s", url, decision.problem)
+                self.kept_answers[url] = decision.problem
+            return False
+        if decision.kind == "bad_retry_after":
+            value = response.headers.get("retry-after", "")
+            self.logger.warning("unreadable Retry-After %r from %s", header_text(value), url)
+        self.logger.info(
+            "try %d for %s: %d, again in %.3f s", attempt, url, response.status, decision.seconds
+        )
+        self.waits[decision.kind] += 1
+        self.polite.hold(url, now + decision.seconds)
+        return True
+
+    # --8<-- [end:come_back]
+
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a response, then follow its redirect or queue its new links."""
@@ -197,9 +230,13 @@ class CrawlerBase(CrawlOptions):
         media_type, params = parse_content_type(content_type)
         is_page = media_type in LINK_MEDIA_TYPES
         encoding = find_encoding(params.get("charset"), response.body, sniff=is_page)
-        size, error, links = len(response.body), None, set()
+        size, links = len(response.body), set()
+        error: Exception | None = None
+        kept = self.kept_answers.pop(url, None)  # A 429 or 503 not waited for, and why.
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+        elif kept is not None:
+            error = kept
         elif response.status == 200 and is_page:
             text = decode_body(response.body, encoding)
             found = extract_links(text, url, encoding)

@@ -6,7 +6,8 @@ and keep only a few requests in flight there.  Everything that is a decision
 lives here, free of any I/O, so the three stages decide alike: the rules of
 one robots.txt (``RobotsRules``), how the answers to a robots.txt request
 become rules (``RobotsFetch``), and when a host may get its next request
-(``Politeness.wait_before``).  How a stage *waits* for that moment is the lesson
+(``Politeness.wait_before``), including a wait a server asked for
+(``Politeness.hold``, see ``shared.retry``).  How a stage *waits* for that moment is the lesson
 of the stage and stays there: a timer and a waiting list per host in stage 1,
 a sleep and a semaphore per host in stages 2 and 3.
 
@@ -151,6 +152,7 @@ class Host:
     rules: RobotsRules | None = None  # None until its robots.txt is known.
     last_start: float = -math.inf  # Loop time the latest request started.
     requests: int = 0  # Requests started, robots.txt included.
+    not_before: float = -math.inf  # Loop time a Retry-After or backoff holds it until.
 
 
 # --8<-- [start:politeness]
@@ -197,12 +199,20 @@ class Politeness:
         another request to the host may have started meanwhile.
         """
         host = self.host(url)
-        wait = host.last_start + self.delay_of(host) - now
+        wait = max(host.last_start + self.delay_of(host), host.not_before) - now
         if wait > 0:
             return wait
         host.last_start = now
         host.requests += 1
         return 0.0
+
+    def hold(self, url: str, until: float) -> None:
+        """Keep every request to ``url``'s host back until loop time ``until``.
+
+        A 429 or 503 answer asks this of the whole host (``shared.retry``).
+        """
+        host = self.host(url)
+        host.not_before = max(host.not_before, until)
 
 
 # --8<-- [end:politeness]
