@@ -45,7 +45,7 @@ class RetryAfterTooLong(Exception):
 
 # --8<-- [start:parse]
 def retry_after_seconds(value: str, now: float) -> float:
-    """Return the seconds a ``Retry-After`` value asks to wait, 0 for a date past.
+    """Return the seconds a ``Retry-After`` value asks for (0: a date past).
 
     ``now`` is the wall clock (``time.time()``), which an HTTP date is read
     against.  Raises ValueError for a value that is neither a whole number
@@ -57,8 +57,9 @@ def retry_after_seconds(value: str, now: float) -> float:
     try:
         date = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
-        raise ValueError(f"Retry-After is neither seconds nor a date: {value!r}") from None
-    if date.tzinfo is None:  # The asctime form has no zone; HTTP dates are GMT.
+        problem = f"Retry-After is neither seconds nor a date: {value!r}"
+        raise ValueError(problem) from None
+    if date.tzinfo is None:  # The asctime form has no zone: it is GMT.
         date = date.replace(tzinfo=datetime.UTC)
     return max(0.0, date.timestamp() - now)
 

@@ -137,6 +137,7 @@ def test_parser_defaults() -> None:
         "obey_robots": True,
         "delay": 0.0,
         "max_per_host": 8,
+        "max_retry_after": 120.0,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
@@ -148,7 +149,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         ["--max_tasks", "3", "--max-redirect", "2", "--max_tries=5", "--max_size", "99"]
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
         + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
-        + ["--max-depth", "0", "--user-agent", "test-bot/2.0"]
+        + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--max-retry-after", "30"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -161,6 +162,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "obey_robots": False,
         "delay": 0.5,
         "max_per_host": 2,
+        "max_retry_after": 30.0,
         "max_pages": 7,
         "max_depth": 0,
         "user_agent": "test-bot/2.0",
@@ -190,6 +192,8 @@ USAGE_ERRORS = {
     "--max_tries 0 ROOT": "max_tries must be a whole number of at least 1, not 0",
     "--max_redirect -1 ROOT": "max_redirect must be a whole number of at least 0, not -1",
     "--timeout 0 ROOT": "timeout must be more than 0 seconds",
+    "--max-retry-after -1 ROOT": "max_retry_after must be at least 0 seconds",
+    "--max-retry-after inf ROOT": "max_retry_after must be a finite number of seconds",
     "--max-size -1 ROOT": "max_size must be a whole number of at least 0, not -1",
     "--exclude ( ROOT": "invalid exclude pattern '('",
     "--json {tmp}/a-file/out.jsonl ROOT": "cannot write {tmp}/a-file/out.jsonl: Not a directory",
