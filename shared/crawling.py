@@ -170,14 +170,15 @@ class CrawlerBase(CrawlOptions):
         decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
         if decision is None or decision.seconds is None:
             if decision is not None and decision.problem is not None:
-                self.logger.warning("not waiting for %s: %s", url, decision.problem)
-                self.kept_answers[url] = decision.problem
+                self.logger.warning("not waiting: %s", decision.problem)
+                self.kept_answers[url] = decision.problem  # For parse_links.
             return False
         if decision.kind == "bad_retry_after":
-            value = response.headers.get("retry-after", "")
-            self.logger.warning("unreadable Retry-After %r from %s", header_text(value), url)
+            value = header_text(response.headers.get("retry-after", ""))
+            self.logger.warning("unreadable Retry-After %r: %s", value, url)
         self.logger.info(
-            "try %d for %s: %d, again in %.3f s", attempt, url, response.status, decision.seconds
+            "try %d for %s: %d, again in %.3f s",
+            *(attempt, url, response.status, decision.seconds),
         )
         self.waits[decision.kind] += 1
         self.polite.hold(url, now + decision.seconds)

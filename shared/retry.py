@@ -67,7 +67,6 @@ def retry_after_seconds(value: str, now: float) -> float:
 # --8<-- [end:parse]
 
 
-# --8<-- [start:decide]
 @dataclasses.dataclass(frozen=True)
 class Backoff:
     """What to do about a 429 or 503 answer: wait ``seconds`` and try again, or not.
@@ -121,6 +120,3 @@ def exponential(attempt: int, cap: float) -> float:
     """Return a wait that doubles with each try, at most ``cap``, less up to half at random."""
     longest = min(cap, BACKOFF_BASE * 2.0 ** min(attempt, 60))
     return longest * random.uniform(0.5, 1.0)
-
-
-# --8<-- [end:decide]
