@@ -2,7 +2,8 @@
 
 It takes the options of the 500 Lines crawler's ``crawl.py`` (with either
 ``--max_tasks`` or ``--max-tasks`` spelling), built from the one definition
-in ``shared.options``, plus ``--stage``, ``--json`` and ``--save``.  With no
+in ``shared.options``, plus ``--stage``, ``--json`` and ``--save`` (``--trace`` is an option of
+the crawl itself, written by the stage).  With no
 root URL it starts the bundled test site and crawls that, then checks the
 result against the site's oracle.  The report is printed at the end, and
 also after Ctrl-C, so what was done is never lost.
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         module = load_stage(args.stage)
         saver = make_saver(args.save) if args.save else None
         json_file = open_output(args.json) if args.json else None
+        if args.trace:  # Written at the end of the crawl; can it be?
+            open_output(args.trace).close()
     except (ValueError, OutputError) as error:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]

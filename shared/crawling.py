@@ -32,6 +32,7 @@ from shared.stats import (
     redirect,
     skipped,
 )
+from shared.trace import NO_TRACE, Trace
 from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
@@ -79,6 +80,17 @@ class CrawlerBase(CrawlOptions):
         self.on_request: Callable[[str, float], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
+        # What the crawl did and when, for trace=FILE (shared/trace.py).
+        self.recorder = Trace(self.logger.name, self.queued) if self.trace else NO_TRACE
+
+    def queued(self) -> int:
+        """Return how many URLs are seen but neither done nor in flight."""
+        return len(self.seen_urls) - len(self.done) - self.in_flight
+
+    def save_trace(self) -> None:
+        """Write the trace to the file of the ``trace`` option, if there is one."""
+        if self.trace:
+            self.recorder.write(self.trace)
 
     def url_allowed(self, url: str) -> bool:
         """Tell whether the crawl may fetch ``url`` (scheme, host, exclude)."""
@@ -192,6 +204,7 @@ class CrawlerBase(CrawlOptions):
         if response.status in REDIRECT_STATUSES and "location" in response.headers:
             self.follow_redirect(url, max_redirect, response)
             return
+        self.recorder.phase(url, "parse")
         stat, links = self.parse_links(url, response)
         complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
         if self.on_page is not None and stat.status == 200 and complete_html:
@@ -200,6 +213,7 @@ class CrawlerBase(CrawlOptions):
         for link in links.difference(self.seen_urls):
             self.note_depth(link, url, 1)
             self.add_url(link)
+        self.recorder.end(url)
 
     def follow_redirect(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a redirect and queue its target if it is new and allowed."""

@@ -296,6 +296,7 @@ class Crawler(CrawlerBase):
             "max_size": MAX_ROBOTS_SIZE if job.robots else self.max_size,
             "resolver": self.resolver,
             "user_agent": self.user_agent,
+            "trace": self.recorder,
         }
         if not url.startswith("https:"):
             return Fetcher(url, self.loop, self.on_response, **options)
@@ -320,7 +321,7 @@ def run(crawler: Crawler) -> Crawler:
     On Ctrl-C every socket is closed and ``t1`` set, then KeyboardInterrupt
     goes on to the caller (the CLI prints the report of what was done).
     """
-    crawler.loop = loop = EventLoop()
+    crawler.loop = loop = EventLoop(crawler.recorder)
     try:
         loop.call_soon(crawler.crawl)
         loop.run()
@@ -328,6 +329,7 @@ def run(crawler: Crawler) -> Crawler:
         crawler.close()
         crawler.t1 = crawler.t1 or time.time()
         loop.close()
+        crawler.save_trace()
     return crawler
 
 

@@ -141,6 +141,7 @@ def test_parser_defaults() -> None:
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
+        "trace": None,
     }
 
 
@@ -149,7 +150,8 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         ["--max_tasks", "3", "--max-redirect", "2", "--max_tries=5", "--max_size", "99"]
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
         + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
-        + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--max-retry-after", "30"]
+        + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--trace", "t.json"]
+        + ["--max-retry-after", "30"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -166,6 +168,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "max_pages": 7,
         "max_depth": 0,
         "user_agent": "test-bot/2.0",
+        "trace": "t.json",
     }
     assert (args.stage, args.roots) == ("generators", ["a.com"])
 

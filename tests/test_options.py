@@ -34,6 +34,7 @@ def test_defaults_are_the_contract_s() -> None:
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
+        "trace": None,
     }
 
 
