@@ -27,6 +27,7 @@ from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
+    RobotsDisallowed,
     Skipped,
     failure,
     redirect,
@@ -149,7 +150,15 @@ class CrawlerBase(CrawlOptions):
         return reason
 
     def record_skip(self, url: str, reason: Skipped) -> None:
-        """Record a URL that is not fetched: not a failure, and not lost."""
+        """Record a URL that is not fetched: not a failure, and not lost.
+
+        A host whose name does not resolve is the exception: its pages could
+        not have been fetched, robots.txt or not, so each is a failure.
+        """
+        rules = self.polite.host(url).rules
+        if isinstance(reason, RobotsDisallowed) and rules and rules.name_error:
+            self.record_statistic(failure(url, rules.name_error))
+            return
         self.logger.info("skipping %s: %s", url, reason)
         self.record_statistic(skipped(url, reason))
 

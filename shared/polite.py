@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import socket
 import urllib.parse
 
 from protego import Protego
@@ -46,6 +47,20 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
+def is_name_error(error: BaseException | None) -> bool:
+    """Tell whether ``error`` (or an error it was raised from) is a failed lookup.
+
+    Stages 1 and 2 raise ``socket.gaierror`` itself; aiohttp raises its own
+    error from it, so the cause is where the lookup shows.
+    """
+    seen = 0
+    while error is not None and seen < 10:  # A cycle of causes cannot hang this.
+        if isinstance(error, socket.gaierror):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
 # --8<-- [start:rules]
 class RobotsRules:
     """What one site's robots.txt allows a user agent; ``refusal`` is why not."""
@@ -55,6 +70,9 @@ class RobotsRules:
         self.user_agent = user_agent
         self.everything = everything
         self.refusal = "disallowed by robots.txt"
+        # The lookup error, when the host's name did not resolve: then no page
+        # of the host could be fetched at all, and each is a failure, not a skip.
+        self.name_error: BaseException | None = None
 
     @classmethod
     def allow_all(cls, user_agent: str = USER_AGENT) -> RobotsRules:
@@ -126,6 +144,8 @@ class RobotsFetch:
         """Take a robots.txt that could not be fetched: nothing is allowed."""
         refusal = f"robots.txt unreachable ({type(error).__name__}: {error})"
         self.rules = RobotsRules.disallow_all(refusal, self.user_agent)
+        if is_name_error(error):
+            self.rules.name_error = error
 
     def follow(self, location: str) -> None:
         """Go on to a redirect's target; past five redirects, or nowhere, no rules."""

@@ -339,6 +339,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
+    assert ", served by aiohttp\n" in result.stderr  # The site's server, not the crawler's.
     assert result.stdout.splitlines()[-1] == (
         "Oracle: all 90 urls match the test site's expected results."
     )
@@ -401,14 +402,14 @@ def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Runs ``python -m PACKAGE ROOT -q`` in this interpreter, then prints the exit
-# status and which of asyncio and aiohttp were imported.
+# status and which of asyncio, aiohttp and redis were imported.
 RUN_AND_LIST_MODULES = """
 import runpy, sys
 sys.argv = [sys.argv[1], *sys.argv[2:]]
 try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 except SystemExit as exit:
-    print(exit.code, sorted({"asyncio", "aiohttp"} & sys.modules.keys()))
+    print(exit.code, sorted({"asyncio", "aiohttp", "redis"} & sys.modules.keys()))
 """
 
 
