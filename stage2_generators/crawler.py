@@ -75,7 +75,8 @@ class Crawler(CrawlerBase):
     # --8<-- [start:crawl]
     def crawl(self) -> Coroutine:
         """Run the crawl until every queued URL is done."""
-        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        # Named for the lanes of a trace.
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]
         workers = [create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
@@ -157,7 +158,8 @@ class Crawler(CrawlerBase):
         yield from slot.acquire()  # At most max_per_host requests at one host.
         try:
             while (wait := self.turn(url, loop.time())) > 0:
-                yield from sleep(wait)  # Then ask again: another may have gone first.
+                # Then ask again: another request may have gone first.
+                yield from sleep(wait)
             return (yield from wait_for(self.request(url, max_size), self.timeout))
         finally:
             slot.release()
