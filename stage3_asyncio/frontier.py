@@ -112,16 +112,21 @@ return {false, tostring(first[2] - now), added}
 )
 
 # KEYS: the host's slots (a sorted set of holders by expiry), hosts.  ARGV:
-# origin, holder, delay, limit (0: none), seconds a slot is held at most.
+# origin, holder, delay, limit (0: none), seconds a slot is held at most,
+# seconds a 429 or 503 answer asked the host to be left alone from now.
 # Returns '0' when the request may start now (the slot is taken), '-1' when
 # the host has no free slot, or how many seconds its delay still needs.
 TURN = (
     NOW
     + """
+local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if now + tonumber(ARGV[6]) > next_start then
+  next_start = now + tonumber(ARGV[6])
+  redis.call('HSET', KEYS[2], ARGV[1], tostring(next_start))
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local limit = tonumber(ARGV[4])
 if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return '-1' end
-local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if next_start > now then return tostring(next_start - now) end
 redis.call('HSET', KEYS[2], ARGV[1], tostring(now + tonumber(ARGV[3])))
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[2])
@@ -233,15 +238,20 @@ class Frontier:
 
     # --8<-- [end:step]
 
-    async def turn(self, origin: str, holder: str, delay: float, limit: int, hold: float) -> float:
+    async def turn(
+        self, origin: str, holder: str, delay: float, limit: int, hold: float, held: float
+    ) -> float:
         """Take a slot at ``origin`` if its limit and delay allow.
 
         Returns 0 when taken (``release`` it after the request), -1 when the
         host has no free slot, or the seconds its delay still asks to wait.
         ``hold``: the slot frees itself after that long, should its holder die.
+        ``held``: seconds from now that a 429 or 503 asked for (0: none); every
+        process then waits for them.
         """
         keys = [PREFIX + "slots:" + origin, self.keys["hosts"]]
-        return float(await self.call("turn", keys, [origin, holder, delay, limit, hold]))
+        args = [origin, holder, delay, limit, hold, held]
+        return float(await self.call("turn", keys, args))
 
     async def release(self, origin: str, holder: str) -> None:
         """Give back a slot taken with ``turn``."""
@@ -323,7 +333,8 @@ class FrontierCrawler(Crawler):
 
     ``frontier`` is the server's URL (redis://, rediss:// or unix://),
     ``lease`` the seconds a taken URL stays leased to this process without
-    news from it.  Raises ValueError for a bad URL or lease, as for any option.
+    news from it.  Raises ValueError for a bad URL or lease, as for any
+    option, and for ``sitemaps``, which this version does not share.
     """
 
     def __init__(
@@ -335,6 +346,8 @@ class FrontierCrawler(Crawler):
         **options: Any,
     ) -> None:
         super().__init__(roots, **options)
+        if self.sitemaps:  # Which URLs are sitemaps is known to one process only.
+            raise ValueError("sitemaps are not read with a shared frontier")
         self.frontier = Frontier(frontier, lease)
         # What this process has decided since it last told the server, as
         # flat (url, value) pairs.  Filled only between two awaits, and sent
@@ -499,15 +512,18 @@ class FrontierCrawler(Crawler):
     @contextlib.asynccontextmanager
     async def shared_turn(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's slots, kept in the server, once its delay has passed."""
-        host = self.polite.host(url)
+        host, loop = self.polite.host(url), asyncio.get_running_loop()
         delay, limit = self.polite.delay_of(host), self.max_per_host or 0
-        if delay == 0 and limit == 0:  # Nothing to share: no round trip.
+        held = max(0.0, host.not_before - loop.time())  # A 429 or 503 asked for it.
+        if delay == 0 and limit == 0 and held == 0:  # Nothing to share: no round trip.
             self.started(url)
             yield
             return
         holder, poll = f"{self.holder}:{next(self.turns)}", 0.005
         hold = self.timeout + 1  # A request ends by then; a dead holder's slot frees.
-        while (wait := await self.frontier.turn(host.origin, holder, delay, limit, hold)) != 0:
+        asking = (host.origin, holder, delay, limit, hold)
+        while (wait := await self.frontier.turn(*asking, held)) != 0:
+            held = 0.0  # The server has it now.
             if wait < 0:  # No free slot: one frees when some request ends.
                 wait, poll = poll, min(poll * 2, MAX_POLL)
             await asyncio.sleep(wait)
@@ -543,7 +559,8 @@ class FrontierCrawler(Crawler):
         robots, body = RobotsFetch(host.origin, self.user_agent), b""
         while robots.rules is None:
             try:
-                response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE)
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
             else:

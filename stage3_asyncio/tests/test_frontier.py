@@ -246,6 +246,7 @@ def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> 
         ["--report"],
         ["--forget"],
         ["--frontier", "redis://127.0.0.1:1/0", "--lease", "0", "http://127.0.0.1/"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--sitemaps", "http://127.0.0.1/"],
     ],
 )
 def test_bad_frontier_options_exit_2_before_anything(
