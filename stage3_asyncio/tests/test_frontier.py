@@ -7,6 +7,7 @@ process, whose counters see every request of every crawler.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import signal
@@ -23,6 +24,7 @@ from aiohttp import web
 from shared.cli import main
 from shared.server import ServerThread, make_app
 from shared.site import expected_results
+from tests.servers import PageServer
 from tests.valkey import ValkeyServer, valkey_binary
 
 PAGES = 30  # A small site: about a hundred URLs.
@@ -213,6 +215,29 @@ def test_max_per_host_holds_across_processes(frontier: str, tmp_path: Path) -> N
         crawlers = [start(frontier, server.url, *options) for _ in range(3)]
         assert [status for status, _, _ in finish(crawlers)] == [0, 0, 0]
         assert server.site.counters.max_in_flight == 2  # Reached, never passed.
+
+
+@pytest.mark.slow  # Two processes.
+def test_a_429_holds_the_host_for_every_process(frontier: str, pages: PageServer) -> None:
+    arrivals: list[tuple[float, str]] = []
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        arrivals.append((time.monotonic(), request.path))
+        if request.path == "/busy" and [path for _, path in arrivals].count("/busy") == 1:
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        await asyncio.sleep(0.1)  # Long enough for the crawl to last past the hold.
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    others = [f"/p{number}" for number in range(30)]
+    root = pages.add_page("/", ["/busy", *others])
+    for path in ["/busy", *others]:
+        pages.add_handler(path, page)
+    crawlers = [start(frontier, root, "--max-tasks", 3) for _ in range(2)]
+    assert [status for status, _, _ in finish(crawlers)] == [0, 0]
+    refused = next(when for when, path in arrivals if path == "/busy")
+    during = [path for when, path in arrivals if refused + 0.2 < when < refused + 0.9]
+    assert during == []  # Neither process asked the host anything meanwhile.
+    assert [path for _, path in arrivals].count("/busy") == 2  # Tried again, once.
 
 
 @pytest.mark.slow  # A server of its own, killed.
