@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-from stage2_generators import events, futures, locks, loop, queues, tasks
+from stage2_generators import events, futures, locks, loop, queues, taskgroups, tasks, timeouts
 
 # The names a differential test may use, and where stage 2 keeps each one.
 STAGE2_NAMES: dict[str, object] = {
@@ -33,6 +33,10 @@ STAGE2_NAMES: dict[str, object] = {
     "sleep": tasks.sleep,
     "gather": tasks.gather,
     "wait_for": tasks.wait_for,
+    "TaskGroup": taskgroups.TaskGroup,
+    "timeout": timeouts.timeout,
+    "timeout_at": timeouts.timeout_at,
+    "Timeout": timeouts.Timeout,
     "Queue": queues.Queue,
     "QueueEmpty": queues.QueueEmpty,
     "QueueFull": queues.QueueFull,
