@@ -97,8 +97,9 @@ class TaskGroup:
     # --8<-- [end:enter]
 
     # --8<-- [start:task_done]
-    def _on_task_done(self, task: Task) -> None:
+    def _on_task_done(self, task: Future) -> None:
         """Forget a finished child; on the first failure, cancel everything else."""
+        assert isinstance(task, Task), "only tasks are added to the group"
         self._tasks.discard(task)
         if self._all_done is not None and not self._tasks and not self._all_done.done():
             self._all_done.set_result(None)
@@ -187,20 +188,22 @@ def _is_base_error(error: BaseException) -> bool:
 
 # --8<-- [start:run_in_group]
 @types.coroutine
-def run_in_group(body: Callable[[TaskGroup], Coroutine]) -> Generator[Any, None, Any]:
+def run_in_group(
+    body: Callable[[TaskGroup], Generator[Any, None, Any]],
+) -> Generator[Any, None, Any]:
     """Run the coroutine ``body(group)`` in a new TaskGroup; return its result.
 
     What ``async with TaskGroup() as group:`` does, written out, for
     generators, which cannot use ``async with``.  Raises what the group raises.
     """
     group = TaskGroup()
-    yield from group.__aenter__()  # type: ignore[misc]
+    yield from group.__aenter__()
     try:
         result = yield from body(group)
     except BaseException as error:
-        yield from group.__aexit__(type(error), error, error.__traceback__)  # type: ignore[misc]
+        yield from group.__aexit__(type(error), error, error.__traceback__)
         raise  # __aexit__ did not raise: the body's own error goes on.
-    yield from group.__aexit__(None, None, None)  # type: ignore[misc]
+    yield from group.__aexit__(None, None, None)
     return result
 
 
