@@ -31,7 +31,7 @@ from typing import IO, Any, NoReturn
 from shared.options import add_arguments, from_arguments
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
-from shared.site import DEFAULT_PAGES, MIN_PAGES, SERVERS
+from shared.site import DEFAULT_PAGES, MIN_PAGES, Site
 from shared.urls import CRAWLABLE_SCHEMES, normalize_url
 
 STAGES = {
@@ -39,6 +39,9 @@ STAGES = {
     "generators": "stage2_generators",
     "asyncio": "stage3_asyncio",
 }
+# What can serve the bundled site: aiohttp.web, or the HTTP server on stage
+# 2's loop.  Chosen here, as the stage is: shared/ below the CLI imports no stage.
+SERVERS = ("aiohttp", "generators")
 LOG_LEVELS = [logging.ERROR, logging.WARNING, logging.INFO, logging.DEBUG]
 # Exit statuses: 0 when at least one root was fetched (its server answered,
 # whatever the status) or the bundled site was crawled as it should be.
@@ -195,10 +198,6 @@ def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[st
     if roots:
         yield roots
         return
-    # Imported here: only the bundled site needs asyncio and aiohttp, so
-    # ``python -m stage1_callbacks URL`` runs without them.
-    from shared.server import site_server
-
     with site_server(args.server, args.pages) as server:
         if args.level > 0:
             print(
@@ -206,6 +205,26 @@ def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[st
                 file=sys.stderr,
             )
         yield [server.url]
+
+
+def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
+    """Return a context manager serving the test site from a thread, with ``.url`` and ``.site``.
+
+    ``server`` is one of SERVERS.  Raises ValueError for a bad site size or
+    latency, or an unknown server.
+    """
+    # Imported here: only the bundled site needs asyncio and aiohttp, so
+    # ``python -m stage1_callbacks URL`` runs without them; and only stage
+    # 2's server needs stage 2 (and h11).
+    if server == "aiohttp":
+        from shared.server import ServerThread, make_app
+
+        return ServerThread(make_app(pages, latency))
+    if server == "generators":
+        from stage2_generators.server.http_server import SiteServerThread
+
+        return SiteServerThread(Site(pages, latency))
+    raise ValueError(f"unknown server {server!r}: choose from {', '.join(SERVERS)}")
 
 
 def run_and_report(

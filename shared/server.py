@@ -3,7 +3,8 @@
 ``make_app`` wraps the test site (``shared.site.Site``, which does no I/O)
 in an ``aiohttp.web`` application: one catch-all route hands every request
 to ``Site.respond``, and a middleware counts requests and adds the site's
-latency.  ``site_server`` picks this server or stage 2's own.
+latency.  (``shared.cli.site_server`` picks this server or stage 2's own:
+``shared/`` imports no stage.)
 
 Tests and the CLI need a server while the crawler runs in the main thread on
 its own event loop.  ``ServerThread`` starts an application on 127.0.0.1
@@ -22,7 +23,7 @@ from typing import Any, Self
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from shared.site import DEFAULT_PAGES, SERVERS, Request, Site, SiteCounters
+from shared.site import DEFAULT_PAGES, Request, Site, SiteCounters
 
 
 class LoopThread:
@@ -167,20 +168,3 @@ async def serve(site: Site, host: str, port: int, listening: Callable[[int], obj
         await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
     finally:
         await runner.cleanup()
-
-
-def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
-    """Return a context manager serving the test site from a thread, with ``.url`` and ``.site``.
-
-    ``server`` is ``"aiohttp"`` (aiohttp.web) or ``"generators"`` (the HTTP
-    server on stage 2's loop).  Raises ValueError for a bad site size or
-    latency, or an unknown server.
-    """
-    if server == "aiohttp":
-        return ServerThread(make_app(pages, latency))
-    if server == "generators":
-        # Imported here: only this server needs stage 2 (and h11).
-        from stage2_generators.http_server import SiteServerThread
-
-        return SiteServerThread(Site(pages, latency))
-    raise ValueError(f"unknown server {server!r}: choose from {', '.join(SERVERS)}")

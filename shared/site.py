@@ -20,14 +20,17 @@ The site itself does no I/O: ``Site.respond`` turns a ``Request`` (method,
 target, host) into a ``Response`` (status, headers, body).  Any server can
 serve it, and this module imports none: ``shared.server.make_app`` wraps it
 in an aiohttp application, and stage 2's own HTTP server
-(``stage2_generators.http_server``) serves the very same object.  To add a page, write a
-handler ``(site, request) -> Response`` and add a ``Route`` to ``ROUTES``
-(``exact`` for a fixed path); if a full crawl reaches it, add it to
-``expected_results`` too.
+(``stage2_generators.server.http_server``) serves the very same object.
+Like the rest of ``shared/``, this module imports no stage: the stages
+import it.  To add a page, write a handler ``(site, request) ->
+Response`` and add a ``Route`` to ``ROUTES`` (``exact`` for a fixed path);
+if a full crawl reaches it, add it to ``expected_results`` too.
 
-Run it by hand to browse it::
+Run it by hand to browse it (the second line serves it with stage 2's
+server instead of aiohttp.web)::
 
     python -m shared.site --port 8000 --pages 300 --latency-ms 0
+    python -m stage2_generators.server --port 8000
 """
 
 from __future__ import annotations
@@ -441,7 +444,6 @@ ROUTES = (
     exact(f"/{RUSSIAN}/", page(RUSSIAN)),
     exact("/ru-search", query_page("q=%F1%F2%F0%E0%ED%E8%F6%E0")),
 )
-SERVERS = ("aiohttp", "generators")  # What can serve the site: see shared.server.site_server.
 METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
 
 
@@ -576,11 +578,21 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Serve the test site until interrupted."""
-    parser = argparse.ArgumentParser(
-        prog="python -m shared.site", description="Serve the crawler's local test site."
-    )
+Serve = Callable[["Site", str, int], None]  # Serves a site on (host, port) until Ctrl+C.
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    prog: str = "python -m shared.site",
+    serve: Serve | None = None,
+) -> None:
+    """Serve the test site until interrupted, with ``serve`` (aiohttp.web by default).
+
+    Stage 2's server calls this with its own ``serve`` (``python -m
+    stage2_generators.server``): the site stays below every stage.
+    """
+    parser = argparse.ArgumentParser(prog=prog, description="Serve the crawler's local test site.")
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default: %(default)s)"
     )
@@ -591,26 +603,17 @@ def main(argv: list[str] | None = None) -> None:
         "--pages", type=int, default=DEFAULT_PAGES, help="content pages (default: %(default)s)"
     )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay per response in ms")
-    parser.add_argument(
-        "--server",
-        choices=["aiohttp", "generators"],
-        default="aiohttp",
-        help="aiohttp.web, or the HTTP server on stage 2's loop (default: %(default)s)",
-    )
     args = parser.parse_args(argv)
     try:
         site = Site(args.pages, args.latency_ms / 1000)
     except ValueError as error:
         parser.error(str(error))
     try:
-        if args.server == "generators":
-            serve_with_generators(site, args.host, args.port)
-        else:
-            serve_with_aiohttp(site, args.host, args.port)
+        (serve or serve_with_aiohttp)(site, args.host, args.port)
     except KeyboardInterrupt:
         pass  # Ctrl+C is how the reader stops the site.
     except OSError as error:
-        sys.exit(f"python -m shared.site: cannot serve on {args.host}:{args.port}: {error}")
+        sys.exit(f"{prog}: cannot serve on {args.host}:{args.port}: {error}")
 
 
 def announce(pages: int, host: str, port: int) -> None:
@@ -627,15 +630,6 @@ def serve_with_aiohttp(site: Site, host: str, port: int) -> None:
     from shared.server import serve
 
     asyncio.run(serve(site, host, port, lambda bound: announce(site.pages, host, bound)))
-
-
-def serve_with_generators(site: Site, host: str, port: int) -> None:
-    """Serve ``site`` with the HTTP server on stage 2's loop until Ctrl+C."""
-    # Imported here: only this server needs stage 2 (and h11).
-    from stage2_generators.http_server import serve_until_interrupted
-    from stage2_generators.loop import run
-
-    run(serve_until_interrupted(site, host, port, lambda bound: announce(site.pages, host, bound)))
 
 
 if __name__ == "__main__":

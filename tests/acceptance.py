@@ -32,8 +32,9 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, report
-from shared.server import ServerThread, make_app, site_server
-from shared.site import SERVERS, expected_results
+from shared.cli import SERVERS, site_server
+from shared.server import ServerThread, make_app
+from shared.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server

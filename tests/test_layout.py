@@ -67,3 +67,107 @@ def test_the_slow_marker_is_registered(request: pytest.FixtureRequest) -> None:
     """So that ``pytest -m "not slow"`` (the quick loop, and CI on 3.12) selects."""
     markers = request.config.getini("markers")
     assert any(marker.startswith("slow:") for marker in markers)
+
+
+# --- Layers: shared/ stands below every stage -------------------------------------------------
+
+STAGES = {"stage1_callbacks", "stage2_generators", "stage3_asyncio"}
+# The two parts of shared/ that choose among the stages by name.
+MAY_IMPORT_STAGES = [REPO / "shared" / "cli.py", REPO / "shared" / "bench"]
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Return the full dotted names of the modules that ``path`` imports, anywhere in it."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def shared_below_the_stages() -> list[Path]:
+    """Return the modules of shared/ that must import no stage."""
+    return [
+        path
+        for path in sorted((REPO / "shared").rglob("*.py"))
+        if not any(path == allowed or allowed in path.parents for allowed in MAY_IMPORT_STAGES)
+    ]
+
+
+@pytest.mark.parametrize("path", shared_below_the_stages(), ids=lambda path: path.stem)
+def test_shared_imports_no_stage(path: Path) -> None:
+    """Only the command line and the benchmark choose a stage; the rest is below them all."""
+    assert not {name.partition(".")[0] for name in imported_modules(path)} & STAGES
+
+
+def test_the_layer_test_sees_a_stage_import(tmp_path: Path) -> None:
+    """The check above finds an import inside a function, as site.py once had."""
+    module = tmp_path / "late.py"
+    module.write_text("def serve():\n    from stage2_generators.server import tcp\n")
+    assert "stage2_generators.server" in imported_modules(module)
+
+
+# --- The steps: each path imports its own earlier steps and shared/, nothing else -------------
+
+# Each path of steps, and what else its steps may import besides themselves and shared/.
+STAGE1_LOOP = ["stage1_callbacks.steps.callback", "stage1_callbacks.steps.nonblocking"]
+STAGE2_LIBRARY = [f"stage2_generators.{name}" for name in ("events", "futures", "tasks", "loop")]
+STEPS = {
+    "stage1_callbacks.steps": [],
+    "stage2_generators.steps": STAGE1_LOOP,  # The lesson: the loop is stage 1's, unchanged.
+    "stage3_asyncio.steps": [],
+    # The server chapter's steps run on stage 2's finished library.
+    "stage2_generators.server.steps": [*STAGE2_LIBRARY, "stage2_generators.locks"],
+}
+
+
+def step_modules() -> list[tuple[str, Path]]:
+    """Return (package, path) for every step module of every path."""
+    return [
+        (package, path)
+        for package in STEPS
+        for path in sorted((REPO / package.replace(".", "/")).glob("*.py"))
+        if path.name != "__init__.py"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("package", "path"), step_modules(), ids=lambda value: getattr(value, "stem", value)
+)
+def test_a_step_imports_its_own_path_and_shared_only(package: str, path: Path) -> None:
+    """So a reader typing the steps outside the repository knows what to copy.
+
+    The exceptions are lessons: stage 2's first steps run on stage 1's
+    selector loop, and the server's steps on stage 2's finished library.
+    """
+    allowed = (package, "shared", *STEPS[package])
+    strays = {
+        name
+        for name in imported_modules(path)
+        if name.partition(".")[0] in STAGES
+        and not any(name == prefix or name.startswith(prefix + ".") for prefix in allowed)
+    }
+    assert not strays
+
+
+def test_the_steps_plumbing_is_in_one_place() -> None:
+    """The helpers no chapter teaches are defined once, in shared/steps.py."""
+    helpers = {
+        "url_from_argv",
+        "http_request",
+        "status_line",
+        "some_pages",
+        "links_to_follow",
+        "parse",
+    }
+    defined = {
+        node.name: path.relative_to(REPO).as_posix()
+        for _, path in step_modules()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef) and node.name in helpers
+    }
+    assert defined == {}
+    shared_steps = ast.parse((REPO / "shared" / "steps.py").read_text(encoding="utf-8"))
+    assert helpers <= {node.name for node in shared_steps.body if isinstance(node, ast.FunctionDef)}

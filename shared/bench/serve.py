@@ -106,7 +106,7 @@ async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1"
 
 def serve_generators(pages: int, latency: float, idle_timeout: float) -> None:
     """Serve the site with stage 2's HTTP server (in a thread) until standard input closes."""
-    from stage2_generators.http_server import Limits, SiteServerThread
+    from stage2_generators.server.http_server import Limits, SiteServerThread
 
     site = add_bench_routes(Site(pages, latency))
     with SiteServerThread(site, limits=Limits(idle_timeout=idle_timeout)) as server:

@@ -7,38 +7,15 @@ bottom and keeps its state in local variables.
 Still wrong: while ``recv`` waits, the whole program waits.  Ten pages
 take ten times as long as one.  The next step, ``threads``, waits for
 several at once.
+
+The helpers (the URL, the request's bytes, the status line) come from
+``shared/steps.py``, the plumbing every step shares.
 """
 
 import socket
-import sys
 import time
-import urllib.parse
 
-DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.site`` serves.
-
-
-def url_from_argv() -> str:
-    """Return the URL given on the command line, or the test site's."""
-    return sys.argv[1] if len(sys.argv) > 1 else DEFAULT_URL
-
-
-def http_request(url: str) -> bytes:
-    """Return an HTTP/1.0 GET request for ``url``: the server closes at the end."""
-    parts = urllib.parse.urlsplit(url)
-    target = urllib.parse.quote(parts.path or "/", safe="/%") + "?" * bool(parts.query)
-    target += parts.query
-    return f"GET {target} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode()
-
-
-def address(url: str) -> tuple[str, int]:
-    """Return the (host, port) to connect to for ``url``."""
-    parts = urllib.parse.urlsplit(url)
-    return parts.hostname or "", parts.port or 80
-
-
-def status_line(response: bytes) -> str:
-    """Return the first line of an HTTP response, such as ``HTTP/1.0 200 OK``."""
-    return response.split(b"\r\n")[0].decode()
+from shared.steps import address, http_request, status_line, url_from_argv
 
 
 # --8<-- [start:fetch]

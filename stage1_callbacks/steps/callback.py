@@ -14,7 +14,7 @@ keeps that state on an object and runs many fetches at once.
 
 import selectors
 
-from stage1_callbacks.steps.blocking import http_request, status_line, url_from_argv
+from shared.steps import http_request, status_line, url_from_argv
 from stage1_callbacks.steps.nonblocking import start_connecting
 
 

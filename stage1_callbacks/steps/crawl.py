@@ -3,8 +3,9 @@
 A Fetcher's ``finish`` now parses the response, and for each link not seen
 before it marks the link seen, adds it to ``todo`` and starts a Fetcher for
 it.  A redirect counts as a link to its target.  Links go through the
-shared link parser (``shared.links``), and only those on the root's site
-are followed.  The crawl ends when ``todo`` is empty: every URL seen is done.
+shared link parser (``links_to_follow``, with ``parse`` in
+``shared/steps.py``), and only those on the root's site are followed.
+The crawl ends when ``todo`` is empty: every URL seen is done.
 
 Still wrong: no limit on the fetches in flight (a big site would run out of
 sockets), no timeout, no retry, and an error in any callback stops the
@@ -13,40 +14,12 @@ And the code reads backwards: one fetch is spread over three methods.
 Stage 2 puts it back into one function.
 """
 
-import re
 import selectors
 import time
-import urllib.parse
-from collections.abc import Mapping
 
-from shared.links import page_links
+from shared.steps import links_to_follow, parse, url_from_argv
 from stage1_callbacks.steps import fetcher
-from stage1_callbacks.steps.blocking import url_from_argv
 from stage1_callbacks.steps.callback import loop
-
-
-def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
-    """Split a whole HTTP/1.0 response into its status, headers and body."""
-    head, _, body = response.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(status_line.split()[1]), headers, body
-
-
-def links_to_follow(url: str, status: int, headers: Mapping[str, str], body: bytes) -> set[str]:
-    """Return the links of a page (or its redirect target) on the same site as ``url``."""
-    content_type = headers.get("content-type", "")
-    if "location" in headers:
-        links = {urllib.parse.urljoin(url, headers["location"])}
-    elif status == 200 and re.search(r"html|xml", content_type):
-        links = page_links(body, content_type, url)  # Decoded as a browser decodes it.
-    else:
-        links = set()
-    site = urllib.parse.urlsplit(url)[:2]  # The scheme and the host:port.
-    return {link for link in links if urllib.parse.urlsplit(link)[:2] == site}
 
 
 class Fetcher(fetcher.Fetcher):

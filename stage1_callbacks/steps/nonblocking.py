@@ -14,7 +14,7 @@ import contextlib
 import socket
 import time
 
-from stage1_callbacks.steps.blocking import address, http_request, status_line, url_from_argv
+from shared.steps import address, http_request, status_line, url_from_argv
 
 
 def start_connecting(url: str) -> socket.socket:

@@ -13,14 +13,9 @@ much).  The next step, ``nonblocking``, waits without a thread.
 import sys
 import threading
 import time
-import urllib.parse
 
-from stage1_callbacks.steps.blocking import fetch, status_line, url_from_argv
-
-
-def some_pages(url: str, count: int = 10) -> list[str]:
-    """Return ``url`` and the test site's first content pages: ``count`` URLs."""
-    return [url] + [urllib.parse.urljoin(url, f"pages/{n}/") for n in range(1, count)]
+from shared.steps import some_pages, status_line, url_from_argv
+from stage1_callbacks.steps.blocking import fetch
 
 
 def fetch_and_print(url: str) -> None:

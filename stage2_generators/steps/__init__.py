@@ -12,5 +12,6 @@ http://127.0.0.1:8000/, the default URL of every step):
 4. ``crawl``: the queue crawler.
 
 Run one with ``python -m stage2_generators.steps.future [URL]``.  They
-reuse stage 1's steps (the request, the selector loop, the link helpers).
+reuse stage 1's selector loop and non-blocking connect (the lesson: the loop
+is stage 1's, unchanged) and take the rest from ``shared/steps.py``.
 """

@@ -15,8 +15,7 @@ swaps this tiny library for asyncio.
 import selectors
 import time
 
-from stage1_callbacks.steps.blocking import url_from_argv
-from stage1_callbacks.steps.crawl import links_to_follow, parse
+from shared.steps import links_to_follow, parse, url_from_argv
 from stage2_generators.steps.future import Task
 from stage2_generators.steps.queues import Queue, run
 from stage2_generators.steps.yield_from import Coroutine, fetch

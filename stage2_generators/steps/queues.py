@@ -13,9 +13,8 @@ import collections
 import selectors
 from typing import Any
 
-from stage1_callbacks.steps.blocking import status_line, url_from_argv
+from shared.steps import some_pages, status_line, url_from_argv
 from stage1_callbacks.steps.callback import loop
-from stage1_callbacks.steps.threads import some_pages
 from stage2_generators.steps.future import Task
 from stage2_generators.steps.yield_from import Coroutine, Future, fetch
 

@@ -16,10 +16,9 @@ import socket
 from collections.abc import Generator
 from typing import Any
 
-from stage1_callbacks.steps.blocking import http_request, status_line, url_from_argv
+from shared.steps import http_request, some_pages, status_line, url_from_argv
 from stage1_callbacks.steps.callback import loop
 from stage1_callbacks.steps.nonblocking import start_connecting
-from stage1_callbacks.steps.threads import some_pages
 from stage2_generators.steps import future
 
 Coroutine = Generator["Future", Any, Any]

@@ -22,8 +22,8 @@ import h11
 import pytest
 
 from shared.site import Site, exact
-from stage2_generators.http_server import Limits, SiteServerThread
-from stage2_generators.streams import HIGH_WATER
+from stage2_generators.server.http_server import Limits, SiteServerThread
+from stage2_generators.server.streams import HIGH_WATER
 from tests.servers import poll
 
 Answer = tuple[int, dict[str, str], bytes]
@@ -308,8 +308,8 @@ def test_a_thousand_concurrent_keep_alive_clients() -> None:
 
 
 @pytest.mark.slow
-def test_python_m_shared_site_with_the_generators_server() -> None:
-    command = [sys.executable, "-m", "shared.site", "--server", "generators"]
+def test_python_m_stage2_generators_server_serves_the_site() -> None:
+    command = [sys.executable, "-m", "stage2_generators.server"]
     with subprocess.Popen(
         [*command, "--port", "0", "--pages", "10"],
         stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """The server chapter's steps: each runs as the chapter shows it and does what it says.
 
-Each step is a whole program (``python -m stage2_generators.server_steps.NAME``)
+Each step is a whole program (``python -m stage2_generators.server.steps.NAME``)
 that starts its own server on a free port, runs its clients and stops; it
 must finish quietly (nothing on stderr: no traceback, no task left pending)
 within a deadline.
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow  # Each test starts a Python subprocess.
 def run_step(name: str) -> list[str]:
     """Run the step and return the lines it printed."""
     done = subprocess.run(
-        [sys.executable, "-m", f"stage2_generators.server_steps.{name}"],
+        [sys.executable, "-m", f"stage2_generators.server.steps.{name}"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -81,11 +81,11 @@ def test_lock_fixes_the_lost_updates() -> None:
 
 @pytest.mark.parametrize("name", STEPS)
 def test_steps_are_short_and_import_only_earlier_steps(name: str) -> None:
-    path = ROOT / "stage2_generators" / "server_steps" / f"{name}.py"
+    path = ROOT / "stage2_generators" / "server" / "steps" / f"{name}.py"
     source = path.read_text()
     assert len(source.splitlines()) <= MAX_LINES
-    earlier = {f"stage2_generators.server_steps.{step}" for step in STEPS[: STEPS.index(name)]}
+    earlier = {f"stage2_generators.server.steps.{step}" for step in STEPS[: STEPS.index(name)]}
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and "server_steps" in (node.module or ""):
+        if isinstance(node, ast.ImportFrom) and "server.steps" in (node.module or ""):
             names = {f"{node.module}.{alias.name}" for alias in node.names}
             assert node.module in earlier or names <= earlier, node.module

@@ -15,8 +15,7 @@ import pytest
 
 from stage2_generators.futures import CancelledError
 from stage2_generators.loop import EventLoop
-from stage2_generators.server import Server, start_server
-from stage2_generators.streams import (
+from stage2_generators.server.streams import (
     HIGH_WATER,
     LOW_WATER,
     IncompleteReadError,
@@ -25,6 +24,7 @@ from stage2_generators.streams import (
     StreamWriter,
     open_connection,
 )
+from stage2_generators.server.tcp import Server, start_server
 from stage2_generators.tasks import gather
 from stage2_generators.tests.support import run_briefly
 

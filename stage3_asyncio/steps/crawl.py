@@ -19,8 +19,7 @@ import time
 
 import aiohttp
 
-from stage1_callbacks.steps.blocking import url_from_argv
-from stage1_callbacks.steps.crawl import links_to_follow
+from shared.steps import links_to_follow, url_from_argv
 
 
 class Crawler:

@@ -26,7 +26,7 @@ from typing import Any
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.futures import CancelledError, Future
-from stage2_generators.streams import DEFAULT_LIMIT, StreamReader, StreamWriter
+from stage2_generators.server.streams import DEFAULT_LIMIT, StreamReader, StreamWriter
 from stage2_generators.tasks import Task, current_task, sleep
 
 LOGGER = logging.getLogger("stage2_generators")

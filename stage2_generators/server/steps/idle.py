@@ -19,7 +19,7 @@ import socket
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
-from stage2_generators.server_steps.accept import Coroutine, connect, listen, serve
+from stage2_generators.server.steps.accept import Coroutine, connect, listen, serve
 from stage2_generators.tasks import create_task, gather, wait_for
 
 IDLE = 0.2  # Seconds of silence before the server hangs up.

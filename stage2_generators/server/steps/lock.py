@@ -18,7 +18,7 @@ import socket
 from stage2_generators.events import get_running_loop
 from stage2_generators.locks import Lock
 from stage2_generators.loop import run
-from stage2_generators.server_steps.accept import Coroutine, connect, listen, serve
+from stage2_generators.server.steps.accept import Coroutine, connect, listen, serve
 from stage2_generators.tasks import create_task, gather, sleep
 
 CLIENTS = 10

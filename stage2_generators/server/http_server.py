@@ -1,6 +1,6 @@
 """An HTTP/1.1 server for the test site, on stage 2's loop.
 
-``server.py`` gives each connection a task; here that task speaks HTTP.
+``tcp.py`` gives each connection a task; here that task speaks HTTP.
 It reads requests, asks the site (``shared.site.Site``, which does no I/O)
 for each answer, and writes the answers back in order: several requests on
 one connection (keep-alive), several sent before the first answer
@@ -39,11 +39,11 @@ from typing import Any, Self
 
 import h11
 
-from shared.site import Request, Response, Site, text_response
+from shared.site import Request, Response, Site, announce, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
-from stage2_generators.server import ClientConnected, Server, start_server
-from stage2_generators.streams import StreamReader, StreamWriter
+from stage2_generators.server.streams import StreamReader, StreamWriter
+from stage2_generators.server.tcp import ClientConnected, Server, start_server
 from stage2_generators.tasks import sleep, wait_for
 
 LOGGER = logging.getLogger("stage2_generators")
@@ -231,6 +231,11 @@ def serve_until_interrupted(
 
 
 # --8<-- [end:serve]
+
+
+def serve_with_generators(site: Site, host: str, port: int) -> None:
+    """Serve ``site`` until Ctrl+C: what ``python -m stage2_generators.server`` runs."""
+    run(serve_until_interrupted(site, host, port, lambda bound: announce(site.pages, host, bound)))
 
 
 class SiteServerThread:

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from stage2_generators.events import get_running_loop
 from stage2_generators.futures import Future
 from stage2_generators.loop import run
-from stage2_generators.server_steps import buffered
-from stage2_generators.server_steps.accept import Coroutine, listen, serve
+from stage2_generators.server.steps import buffered
+from stage2_generators.server.steps.accept import Coroutine, listen, serve
 from stage2_generators.tasks import create_task, sleep
 
 HIGH_WATER, LOW_WATER = 64 * 1024, 16 * 1024

@@ -1,0 +1,73 @@
+"""The steps' common plumbing: helpers every stage's steps use, and no lesson.
+
+The chapters grow each stage in steps (``stage1_callbacks/steps/`` and the
+others), small programs that each add one idea.  What they all need but
+none of them teaches lives here, once: where to crawl (the URL on the
+command line, or the local test site's), the bytes of a GET request, the
+first line and the parts of a response, the test site's first pages, and
+which links of a page to follow.  A reader typing the steps outside this
+repository copies this file and ``shared/links.py`` (the link parser) next
+to them.
+"""
+
+import re
+import sys
+import urllib.parse
+from collections.abc import Mapping
+
+from shared.links import page_links
+
+DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.site`` serves.
+
+
+def url_from_argv() -> str:
+    """Return the URL given on the command line, or the test site's."""
+    return sys.argv[1] if len(sys.argv) > 1 else DEFAULT_URL
+
+
+def http_request(url: str) -> bytes:
+    """Return an HTTP/1.0 GET request for ``url``: the server closes at the end."""
+    parts = urllib.parse.urlsplit(url)
+    target = urllib.parse.quote(parts.path or "/", safe="/%") + "?" * bool(parts.query)
+    target += parts.query
+    return f"GET {target} HTTP/1.0\r\nHost: {parts.netloc}\r\n\r\n".encode()
+
+
+def address(url: str) -> tuple[str, int]:
+    """Return the (host, port) to connect to for ``url``."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.hostname or "", parts.port or 80
+
+
+def status_line(response: bytes) -> str:
+    """Return the first line of an HTTP response, such as ``HTTP/1.0 200 OK``."""
+    return response.split(b"\r\n")[0].decode()
+
+
+def some_pages(url: str, count: int = 10) -> list[str]:
+    """Return ``url`` and the test site's first content pages: ``count`` URLs."""
+    return [url] + [urllib.parse.urljoin(url, f"pages/{n}/") for n in range(1, count)]
+
+
+def parse(response: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Split a whole HTTP/1.0 response into its status, headers and body."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), headers, body
+
+
+def links_to_follow(url: str, status: int, headers: Mapping[str, str], body: bytes) -> set[str]:
+    """Return the links of a page (or its redirect target) on the same site as ``url``."""
+    content_type = headers.get("content-type", "")
+    if "location" in headers:
+        links = {urllib.parse.urljoin(url, headers["location"])}
+    elif status == 200 and re.search(r"html|xml", content_type):
+        links = page_links(body, content_type, url)  # Decoded as a browser decodes it.
+    else:
+        links = set()
+    site = urllib.parse.urlsplit(url)[:2]  # The scheme and the host:port.
+    return {link for link in links if urllib.parse.urlsplit(link)[:2] == site}
