@@ -144,7 +144,6 @@ class Queue(Generic[T]):
 
     # --8<-- [end:join]
 
-    # --8<-- [start:shutdown]
     def shutdown(self, immediate: bool = False) -> None:
         """Refuse every put from now on, and every get once the queue is empty.
 
@@ -166,8 +165,6 @@ class Queue(Generic[T]):
                 waiter = waiters.popleft()
                 if not waiter.done():
                     waiter.set_result(None)
-
-    # --8<-- [end:shutdown]
 
 
 def _wait_in_line(

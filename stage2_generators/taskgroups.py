@@ -57,7 +57,6 @@ class TaskGroup:
         state = "exiting" if self._exiting else "entered" if self._entered else "new"
         return f"<TaskGroup {state} tasks={len(self._tasks)} errors={len(self._errors)}>"
 
-    # --8<-- [start:enter]
     async def __aenter__(self) -> TaskGroup:
         """Start the block in the current task.  Raises RuntimeError if entered already."""
         if self._entered:
@@ -93,8 +92,6 @@ class TaskGroup:
         if self._aborting:
             return "is shutting down"
         return None
-
-    # --8<-- [end:enter]
 
     # --8<-- [start:task_done]
     def _on_task_done(self, task: Future) -> None:

@@ -374,7 +374,6 @@ def _no_time_left(aw: Awaitable[Any] | Coroutine) -> Generator[Any, None, Any]:
 # --8<-- [end:wait_for]
 
 
-# --8<-- [start:shield]
 def shield(aw: Awaitable[Any] | Coroutine) -> Future:
     """Return a future of ``aw`` that can be cancelled without cancelling ``aw``.
 
@@ -404,9 +403,6 @@ def shield(aw: Awaitable[Any] | Coroutine) -> Future:
     inner.add_done_callback(copy_outcome)
     outer.add_done_callback(forget_inner)
     return outer
-
-
-# --8<-- [end:shield]
 
 
 # --- asyncio compatibility ----------------------------------------------

@@ -58,7 +58,6 @@ class Timeout:
         """Tell whether the deadline passed (and the block was cancelled)."""
         return self._state in (EXPIRING, EXPIRED)
 
-    # --8<-- [start:reschedule]
     def reschedule(self, when: float | None) -> None:
         """Move the deadline to ``when`` (loop time; None: no deadline).
 
@@ -79,8 +78,6 @@ class Timeout:
             self._timer = loop.call_soon(self._on_timeout)  # Already late.
         else:
             self._timer = loop.call_at(when, self._on_timeout)
-
-    # --8<-- [end:reschedule]
 
     # --8<-- [start:enter_exit]
     async def __aenter__(self) -> Timeout:
