@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,15 +22,18 @@ from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
 from shared.polite import Politeness
+from shared.retry import backoff
 from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
+    RobotsDisallowed,
     Skipped,
     failure,
     redirect,
     skipped,
 )
+from shared.trace import NO_TRACE, Trace
 from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
@@ -66,6 +70,10 @@ class CrawlerBase(CrawlOptions):
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
+        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        self.waits: Counter[str] = Counter()
+        # Why a URL's last answer was kept instead of tried again, when worth recording.
+        self.kept_answers: dict[str, Exception] = {}
         # Called with the URL and body of each complete HTML page (crawl --save).
         self.on_page: Callable[[str, bytes], None] | None = None
         # Called with the URL and the loop's clock as each request starts
@@ -73,6 +81,17 @@ class CrawlerBase(CrawlOptions):
         self.on_request: Callable[[str, float], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
+        # What the crawl did and when, for trace=FILE (shared/trace.py).
+        self.recorder = Trace(self.logger.name, self.queued) if self.trace else NO_TRACE
+
+    def queued(self) -> int:
+        """Return how many URLs are seen but neither done nor in flight."""
+        return len(self.seen_urls) - len(self.done) - self.in_flight
+
+    def save_trace(self) -> None:
+        """Write the trace to the file of the ``trace`` option, if there is one."""
+        if self.trace:
+            self.recorder.write(self.trace)
 
     def url_allowed(self, url: str) -> bool:
         """Tell whether the crawl may fetch ``url`` (scheme, host, exclude)."""
@@ -131,7 +150,15 @@ class CrawlerBase(CrawlOptions):
         return reason
 
     def record_skip(self, url: str, reason: Skipped) -> None:
-        """Record a URL that is not fetched: not a failure, and not lost."""
+        """Record a URL that is not fetched: not a failure, and not lost.
+
+        A host whose name does not resolve is the exception: its pages could
+        not have been fetched, robots.txt or not, so each is a failure.
+        """
+        rules = self.polite.host(url).rules
+        if isinstance(reason, RobotsDisallowed) and rules and rules.name_error:
+            self.record_statistic(failure(url, rules.name_error))
+            return
         self.logger.info("skipping %s: %s", url, reason)
         self.record_statistic(skipped(url, reason))
 
@@ -152,12 +179,41 @@ class CrawlerBase(CrawlOptions):
             self.on_request(url, now)
         return wait
 
+    # --8<-- [start:come_back]
+    def come_back(self, url: str, response: Response, attempt: int, now: float) -> bool:
+        """Return True to try ``url`` again after a 429 or 503 answer.
+
+        The host is held (``Politeness.hold``) for as long as the server
+        asked, or for an exponential backoff; the stage's usual wait for its
+        turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
+        the loop's clock.
+        """
+        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        if decision is None or decision.seconds is None:
+            if decision is not None and decision.problem is not None:
+                self.logger.warning("not waiting: %s", decision.problem)
+                self.kept_answers[url] = decision.problem  # For parse_links.
+            return False
+        if decision.kind == "bad_retry_after":
+            value = header_text(response.headers.get("retry-after", ""))
+            self.logger.warning("unreadable Retry-After %r: %s", value, url)
+        self.logger.info(
+            "try %d for %s: %d, again in %.3f s",
+            *(attempt, url, response.status, decision.seconds),
+        )
+        self.waits[decision.kind] += 1
+        self.polite.hold(url, now + decision.seconds)
+        return True
+
+    # --8<-- [end:come_back]
+
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a response, then follow its redirect or queue its new links."""
         if response.status in REDIRECT_STATUSES and "location" in response.headers:
             self.follow_redirect(url, max_redirect, response)
             return
+        self.recorder.phase(url, "parse")
         stat, links = self.parse_links(url, response)
         complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
         if self.on_page is not None and stat.status == 200 and complete_html:
@@ -166,6 +222,7 @@ class CrawlerBase(CrawlOptions):
         for link in links.difference(self.seen_urls):
             self.note_depth(link, url, 1)
             self.add_url(link)
+        self.recorder.end(url)
 
     def follow_redirect(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a redirect and queue its target if it is new and allowed."""
@@ -197,9 +254,13 @@ class CrawlerBase(CrawlOptions):
         media_type, params = parse_content_type(content_type)
         is_page = media_type in LINK_MEDIA_TYPES
         encoding = find_encoding(params.get("charset"), response.body, sniff=is_page)
-        size, error, links = len(response.body), None, set()
+        size, links = len(response.body), set()
+        error: Exception | None = None
+        kept = self.kept_answers.pop(url, None)  # A 429 or 503 not waited for, and why.
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+        elif kept is not None:
+            error = kept
         elif response.status == 200 and is_page:
             text = decode_body(response.body, encoding)
             found = extract_links(text, url, encoding)

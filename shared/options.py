@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import re
 import typing
 from collections.abc import Callable
@@ -82,6 +83,12 @@ def header_text(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be printable text, not {value!r}")
     if not value.isascii():
         raise ValueError(f"{name} must be ASCII text, not {value!r}")
+
+
+def file_name(name: str, value: Any) -> None:
+    """Check that ``value`` is the name of a file: a non-empty string or a path."""
+    if not isinstance(value, str | os.PathLike) or not str(value):
+        raise ValueError(f"{name} must be a file name, not {value!r}")
 
 
 def flag(name: str, value: Any) -> None:
@@ -185,6 +192,13 @@ class CrawlOptions:
         cli_default=8,
         why="Scrapy's default per domain; Crawler() sets no limit but max_tasks",
     )
+    max_retry_after: float = option(
+        120.0,
+        finite(seconds(zero_allowed=True)),
+        "wait at most this long when a 429 or 503 answer asks to (Retry-After); "
+        "a longer wait gives up on the URL",
+        metavar="SECS",
+    )
     max_pages: int | None = option(
         None,
         optional(whole_number(1)),
@@ -202,6 +216,15 @@ class CrawlOptions:
         header_text,
         "the User-Agent sent, and the name robots.txt rules are read for",
         metavar="TEXT",
+    )
+
+    # A record of the crawl (shared/trace.py); without it, nothing is recorded.
+    trace: str | None = option(
+        None,
+        optional(file_name),
+        "write a timeline of the crawl to FILE, in the Trace Event Format "
+        "(Perfetto and chrome://tracing open it)",
+        metavar="FILE",
     )
 
     def __post_init__(self) -> None:

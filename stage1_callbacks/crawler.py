@@ -212,6 +212,9 @@ class Crawler(CrawlerBase):
             if response is None and self.try_again(job, exception):
                 self.fetch(job)
                 return  # Still in flight.
+            if response is not None and self.come_back_later(job, response):
+                self.fetch(job)  # when_due waits for the host's turn.
+                return
             if response is not None and job.attempt > 0:
                 LOGGER.info("try %d for %s success", job.attempt, job.url)
             if job.robots is not None:
@@ -241,6 +244,16 @@ class Crawler(CrawlerBase):
             return True
         LOGGER.error("%s failed after %d tries", job.url, self.max_tries)
         return False
+
+    def come_back_later(self, job: Job, response: Response) -> bool:
+        """Return True to try a page again after a 429 or 503 (see ``shared.retry``)."""
+        assert self.loop is not None, "the crawler runs inside run()"
+        if job.robots is not None:  # A 429 or 503 robots.txt disallows everything.
+            return False
+        if not self.come_back(job.url, response, job.attempt, self.loop.time()):
+            return False
+        job.attempt += 1
+        return True
 
     # --8<-- [end:retries]
 
@@ -283,6 +296,7 @@ class Crawler(CrawlerBase):
             "max_size": MAX_ROBOTS_SIZE if job.robots else self.max_size,
             "resolver": self.resolver,
             "user_agent": self.user_agent,
+            "trace": self.recorder,
         }
         if not url.startswith("https:"):
             return Fetcher(url, self.loop, self.on_response, **options)
@@ -307,7 +321,7 @@ def run(crawler: Crawler) -> Crawler:
     On Ctrl-C every socket is closed and ``t1`` set, then KeyboardInterrupt
     goes on to the caller (the CLI prints the report of what was done).
     """
-    crawler.loop = loop = EventLoop()
+    crawler.loop = loop = EventLoop(crawler.recorder)
     try:
         loop.call_soon(crawler.crawl)
         loop.run()
@@ -315,6 +329,7 @@ def run(crawler: Crawler) -> Crawler:
         crawler.close()
         crawler.t1 = crawler.t1 or time.time()
         loop.close()
+        crawler.save_trace()
     return crawler
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 
 from shared.http import USER_AGENT, Response, ResponseParser, build_request, request_target
 from shared.resolver import Address, Resolver
+from shared.trace import NO_TRACE, Trace
 from stage1_callbacks.loop import EVENT_READ, EVENT_WRITE, EventLoop, Handle
 
 RECV_SIZE = 64 * 1024  # Bytes asked of each recv(); bigger than any TLS record.
@@ -43,7 +44,7 @@ class Fetcher:
     # Everything a blocking fetch keeps in local variables, kept here instead.
     __slots__ = (
         "url", "loop", "callback", "timeout", "resolver", "user_agent", "host", "request", "sent",
-        "addresses", "sock", "parser", "timer", "done", "response", "exception",
+        "addresses", "sock", "parser", "timer", "done", "response", "exception", "trace",
     )  # fmt: skip
 
     def __init__(
@@ -56,6 +57,7 @@ class Fetcher:
         max_size: int,
         resolver: Resolver,
         user_agent: str = USER_AGENT,
+        trace: Trace = NO_TRACE,
     ) -> None:
         self.url = url
         self.loop = loop
@@ -73,6 +75,7 @@ class Fetcher:
         self.done = False
         self.response: Response | None = None
         self.exception: Exception | None = None
+        self.trace = trace  # Notes the phases of the request (shared/trace.py).
 
     def __repr__(self) -> str:
         return f"<Fetcher {self.url} {'done' if self.done else 'running'}>"
@@ -83,6 +86,7 @@ class Fetcher:
     def start(self) -> None:
         """Start the timeout, look the host up and start connecting; return at once."""
         self.timer = self.loop.call_later(self.timeout, self.on_timeout)
+        self.trace.begin(self.url)
         try:
             self.host, port, _ = request_target(self.url)
             self.addresses = iter(self.resolver.resolve(self.host, port))  # Blocks!
@@ -132,6 +136,7 @@ class Fetcher:
 
     def connected(self) -> None:
         """Begin sending the request; the socket is writable already."""
+        self.trace.phase(self.url, "send")
         self.on_writable()
 
     # --8<-- [end:connect]
@@ -155,6 +160,7 @@ class Fetcher:
         if self.sent < len(self.request):
             self.loop.modify(self.sock, EVENT_WRITE, self.on_writable)  # Partial send.
         else:
+            self.trace.phase(self.url, "wait")
             self.loop.modify(self.sock, EVENT_READ, self.on_readable)
 
     # --8<-- [end:on_writable]
@@ -174,6 +180,7 @@ class Fetcher:
 
     def received(self, data: bytes) -> None:
         """Feed ``data`` (empty at the end of the connection) to the parser."""
+        self.trace.phase(self.url, "read")
         try:
             if data:
                 self.parser.feed_data(data)  # Stops at max_size; see the parser.
@@ -202,6 +209,7 @@ class Fetcher:
         if self.done:
             return  # Reported already: never call back twice.
         self.close()
+        self.trace.end(self.url)
         if isinstance(result, Response):
             self.response = result
         else:

@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from shared.trace import NO_TRACE, Trace
+
 EVENT_READ = selectors.EVENT_READ
 EVENT_WRITE = selectors.EVENT_WRITE
 
@@ -54,7 +56,8 @@ class Handle:
 class EventLoop:
     """Run callbacks when sockets are ready or timers are due, in one thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Trace = NO_TRACE) -> None:
+        self.recorder = recorder  # Notes each select() and each run of callbacks.
         self.selector = selectors.DefaultSelector()  # Socket -> Handle to run.
         self.ready: deque[Handle] = deque()  # Handles to run on the next turn.
         # A heap of (when, sequence, handle): the sequence number breaks ties,
@@ -182,7 +185,10 @@ class EventLoop:
             timeout = 0  # ...unless there is work now...
         elif self.timers:
             timeout = max(0.0, self.timers[0][0] - self.time())  # ...or a timer due.
-        for key, _events in self.selector.select(timeout):
+        self.recorder.waiting()
+        events = self.selector.select(timeout)
+        self.recorder.woke(len(events))
+        for key, _events in events:
             self.ready.append(key.data)
         now = self.time()
         while self.timers and self.timers[0][0] <= now:

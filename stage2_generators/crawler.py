@@ -41,7 +41,7 @@ from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
 from stage2_generators.taskgroups import TaskGroup, run_in_group
-from stage2_generators.tasks import Task, create_task, sleep, wait_for
+from stage2_generators.tasks import Task, create_task, current_task, sleep, wait_for
 from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
@@ -86,7 +86,8 @@ class Crawler(CrawlerBase):
 
     def run_workers(self, group: TaskGroup) -> Coroutine:
         """Start the workers in ``group``, wait until the queue is joined, stop them."""
-        workers = [group.create_task(self.work()) for _ in range(self.max_tasks)]
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
         try:
@@ -128,11 +129,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    def fetch_response(self, url: str, max_size: int) -> Coroutine:
+    def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Coroutine:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (OSError, BadResponse or TimeoutError).
         """
+        loop = event_loop.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -141,6 +146,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -185,7 +192,8 @@ class Crawler(CrawlerBase):
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
-            self.robots_fetches[host.origin] = create_task(self.fetch_robots(host))
+            fetch = create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
+            self.robots_fetches[host.origin] = fetch
         host.rules = yield from self.robots_fetches[host.origin]
 
     def fetch_robots(self, host: Host) -> Coroutine:
@@ -193,7 +201,11 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received((yield from self.fetch_response(robots.url, MAX_ROBOTS_SIZE)))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = yield from self.fetch_response(
+                    robots.url, MAX_ROBOTS_SIZE, come_back=False
+                )
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
         return robots.rules
@@ -209,25 +221,30 @@ class Crawler(CrawlerBase):
         loop = event_loop.get_running_loop()
         host, port, _ = request_target(url)
         self.in_flight += 1
+        self.recorder.begin(url, current_task())
         try:
             sock = yield from self.connect(host, port, url.startswith("https:"))
             with sock:
+                self.recorder.phase(url, "send")
                 yield from loop.sock_sendall(sock, build_request(url, self.user_agent))
-                return (yield from self.read_all(sock, max_size))
+                self.recorder.phase(url, "wait")
+                return (yield from self.read_all(sock, max_size, url))
         finally:
             self.in_flight -= 1
+            self.recorder.end(url)
 
     # --8<-- [end:request]
 
     # --8<-- [start:read_all]
-    def read_all(self, sock: socket.socket, max_size: int) -> Coroutine:
-        """Read one response from ``sock`` until it is complete.
+    def read_all(self, sock: socket.socket, max_size: int, url: str) -> Coroutine:
+        """Read one response to a request for ``url`` from ``sock`` until it is complete.
 
         Reads a body up to ``max_size`` bytes and stops there.  Raises
         OSError, or BadResponse when the server closes the connection early.
         """
         loop = event_loop.get_running_loop()
         chunk = yield from loop.sock_recv(sock, RECV_SIZE)
+        self.recorder.phase(url, "read")
         # The parser is made once the server answers, not before: a fetch
         # spends most of its life waiting for that first chunk, and with
         # thousands waiting at once the empty parsers would add up.
@@ -280,9 +297,10 @@ def run(crawler: Crawler) -> Crawler:
     before KeyboardInterrupt goes on to the caller.
     """
     try:
-        event_loop.run(crawler.crawl())
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder)
     finally:
         crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()
     return crawler
 
 

@@ -39,6 +39,7 @@ import types
 from collections.abc import Callable, Generator
 from typing import Any
 
+from shared.trace import NO_TRACE, Trace
 from stage2_generators.events import (
     Handle,
     TimerHandle,
@@ -62,7 +63,8 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Trace = NO_TRACE) -> None:
+        self._recorder = recorder  # Notes each select() and each run of steps.
         self._ready: collections.deque[Handle] = collections.deque()
         self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
         self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
@@ -108,7 +110,9 @@ class EventLoop:
     def _run_once(self) -> None:
         """Run one iteration: wait for I/O or a timer, then run what is ready."""
         self._drop_cancelled_timers()
+        self._recorder.waiting()
         events = self._selector.select(self._select_timeout())
+        self._recorder.woke(len(events))
         for key, mask in events:
             reader, writer = key.data
             if mask & selectors.EVENT_READ and reader is not None:
@@ -481,7 +485,7 @@ def _run_until_complete_cb(future: Future) -> None:
 
 
 # --8<-- [start:run_main]
-def run(main: Coroutine) -> Any:
+def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
     """Run the coroutine ``main`` on a new event loop, then close the loop.
 
     Whatever ``main`` left running is cancelled and allowed to clean up
@@ -489,13 +493,13 @@ def run(main: Coroutine) -> Any:
     raised or Ctrl+C interrupted it.  Raises RuntimeError when called while
     a loop runs in this thread, ValueError if ``main`` is no coroutine (a
     generator counts as one, as in the chapter); else returns or raises what
-    ``main`` does.
+    ``main`` does.  ``recorder`` notes what the loop does (shared/trace.py).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
     if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
         raise ValueError(f"a coroutine was expected, got {main!r}")
-    loop = EventLoop()
+    loop = EventLoop(recorder)
     try:
         return loop.run_until_complete(main)
     finally:

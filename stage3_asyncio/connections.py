@@ -62,6 +62,8 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.http import RawResponseMessage
 
+from shared.trace import NO_TRACE, Trace
+
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 
 
@@ -211,6 +213,31 @@ def pool_tracing() -> aiohttp.TraceConfig:
     trace = aiohttp.TraceConfig()
     trace.on_connection_reuseconn.append(_on_reuse)
     return trace
+
+
+def phase_tracing(recorder: Trace) -> list[aiohttp.TraceConfig]:
+    """Return trace configs that tell ``recorder`` when a request sends and waits.
+
+    None without a trace: each config costs every request a few awaits.
+    """
+    if recorder is NO_TRACE:
+        return []
+
+    async def starting(session: Any, context: types.SimpleNamespace, params: Any) -> None:
+        context.url = str(params.url)  # The other signals do not say which request.
+
+    async def sending(session: Any, context: types.SimpleNamespace, params: Any) -> None:
+        recorder.phase(context.url, "send")
+
+    async def waiting(session: Any, context: types.SimpleNamespace, params: Any) -> None:
+        recorder.phase(context.url, "wait")
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(starting)
+    trace.on_connection_create_end.append(sending)  # A new connection...
+    trace.on_connection_reuseconn.append(sending)  # ...or a kept one.
+    trace.on_request_headers_sent.append(waiting)
+    return [trace]
 
 
 # The errors of a connection the server had closed: the end, or a reset on writing.

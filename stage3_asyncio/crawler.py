@@ -28,7 +28,13 @@ from shared.crawling import CrawlerBase
 from shared.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.stats import failure
-from stage3_asyncio.connections import STALE_ERRORS, Attempt, CarefulConnector, pool_tracing
+from stage3_asyncio.connections import (
+    STALE_ERRORS,
+    Attempt,
+    CarefulConnector,
+    phase_tracing,
+    pool_tracing,
+)
 
 LOGGER = logging.getLogger("stage3_asyncio")
 NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
@@ -70,7 +76,7 @@ class Crawler(CrawlerBase):
             timeout=timeout,
             headers=headers,
             auto_decompress=False,
-            trace_configs=[pool_tracing()],
+            trace_configs=[pool_tracing(), *phase_tracing(self.recorder)],
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
             # crawler counts its own tries, so turn that off (aiohttp's own
@@ -83,7 +89,8 @@ class Crawler(CrawlerBase):
 
     async def run_workers(self, group: asyncio.TaskGroup) -> None:
         """Start the workers in ``group``, wait until the queue is joined, stop them."""
-        workers = [group.create_task(self.work()) for _ in range(self.max_tasks)]
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
         try:
@@ -125,11 +132,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    async def fetch_response(self, url: str, max_size: int) -> Response:
+    async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (aiohttp.ClientError or TimeoutError).
         """
+        loop = asyncio.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -138,6 +149,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -175,7 +188,8 @@ class Crawler(CrawlerBase):
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
-            self.robots_fetches[host.origin] = asyncio.create_task(self.fetch_robots(host))
+            fetch = asyncio.create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
+            self.robots_fetches[host.origin] = fetch
         host.rules = await self.robots_fetches[host.origin]
 
     async def fetch_robots(self, host: Host) -> RobotsRules:
@@ -183,7 +197,9 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received(await self.fetch_response(robots.url, MAX_ROBOTS_SIZE))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
         return robots.rules
@@ -199,8 +215,10 @@ class Crawler(CrawlerBase):
         or TimeoutError.
         """
         self.in_flight += 1
+        self.recorder.begin(url, asyncio.current_task())
         try:
             async with await self.send(url) as response:
+                self.recorder.phase(url, "read")
                 if response.status == 101:
                     raise BadResponse(UNASKED_UPGRADE)
                 headers = {
@@ -211,6 +229,7 @@ class Crawler(CrawlerBase):
                 return Response(response.status, headers, body[:max_size], truncated)
         finally:
             self.in_flight -= 1
+            self.recorder.end(url)
 
     async def send(self, url: str) -> aiohttp.ClientResponse:
         """Send a GET for ``url``; return the response once its head has arrived.
@@ -259,6 +278,7 @@ def run(crawler: Crawler) -> Crawler:
         asyncio.run(crawler.crawl())
     finally:
         crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()
     return crawler
 
 

@@ -70,8 +70,8 @@ class Crawler(CrawlerBase):
     def start_threads(self) -> list[threading.Thread]:
         """Start up to ``max_tasks`` worker threads; return those that started."""
         threads: list[threading.Thread] = []
-        for _ in range(self.max_tasks):
-            thread = threading.Thread(target=self.work, daemon=True)
+        for n in range(1, self.max_tasks + 1):
+            thread = threading.Thread(target=self.work, daemon=True, name=f"thread {n}")
             try:
                 thread.start()
             except RuntimeError as error:  # "can't start new thread"
@@ -122,6 +122,14 @@ class Crawler(CrawlerBase):
 
         Raises OSError (TimeoutError after ``timeout`` seconds in all) or BadResponse.
         """
+        self.recorder.begin(url, threading.current_thread())
+        try:
+            return self.blocking_request(url)
+        finally:
+            self.recorder.end(url)
+
+    def blocking_request(self, url: str) -> Response:
+        """Connect, send and read until the answer is complete; see ``request``."""
         host, port, _ = request_target(url)
         deadline = time.monotonic() + self.timeout
         parser = ResponseParser(self.max_size)
@@ -130,10 +138,13 @@ class Crawler(CrawlerBase):
             if url.startswith("https:"):  # The SSL socket takes over raw's descriptor.
                 sock = ssl.create_default_context().wrap_socket(raw, server_hostname=host)
             with sock:
+                self.recorder.phase(url, "send")
                 sock.sendall(build_request(url))
+                self.recorder.phase(url, "wait")
                 while not parser.done:
                     sock.settimeout(max(deadline - time.monotonic(), 0.001))
                     data = sock.recv(65536)
+                    self.recorder.phase(url, "read")
                     if not data:
                         parser.feed_eof()
                         break
@@ -147,6 +158,7 @@ def run(crawler: Crawler) -> Crawler:
         crawler.crawl()
     finally:
         crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()
     return crawler
 
 

@@ -206,9 +206,9 @@ class CountingCrawler(Crawler):
 
     counts: list[int]
 
-    def read_all(self, sock, max_size):
+    def read_all(self, sock, max_size, url):
         self.counts.append(self.in_flight)
-        return (yield from super().read_all(sock, max_size))
+        return (yield from super().read_all(sock, max_size, url))
 
 
 def test_in_flight_counts_requests_and_never_exceeds_max_tasks(pages: PageServer) -> None:
