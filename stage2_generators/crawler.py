@@ -82,9 +82,9 @@ class Crawler(CrawlerBase):
         The workers run in a task group, so none outlives the crawl, and a
         worker that dies of a bug ends the crawl with that error.
         """
-        yield from run_in_group(self.run_workers)
+        yield from run_in_group(self.crawl_in)
 
-    def run_workers(self, group: TaskGroup) -> Coroutine:
+    def crawl_in(self, group: TaskGroup) -> Coroutine:
         """Start the workers in ``group``, wait until the queue is joined, stop them."""
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
         workers = [group.create_task(self.work(), name=name) for name in names]

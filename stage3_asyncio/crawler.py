@@ -85,9 +85,9 @@ class Crawler(CrawlerBase):
             # No worker outlives the crawl, and one that dies of a bug ends
             # the crawl with its error instead of vanishing.
             async with asyncio.TaskGroup() as group:
-                await self.run_workers(group)
+                await self.crawl_in(group)
 
-    async def run_workers(self, group: asyncio.TaskGroup) -> None:
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
         """Start the workers in ``group``, wait until the queue is joined, stop them."""
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
         workers = [group.create_task(self.work(), name=name) for name in names]
