@@ -79,14 +79,15 @@ class Crawler(CrawlerBase):
     def crawl(self) -> Coroutine:
         """Run the crawl until every queued URL is done.
 
-        The workers run in a task group, so none outlives the crawl, and a
-        worker that dies of a bug ends the crawl with that error.
+        The workers run in a task group, so none outlives the crawl, and
+        a worker that dies of a bug ends the crawl with that error.
         """
         yield from run_in_group(self.crawl_in)
 
     def crawl_in(self, group: TaskGroup) -> Coroutine:
-        """Start the workers in ``group``, wait until the queue is joined, stop them."""
-        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        """Start the workers in ``group``, wait for the queue, stop them."""
+        # Named for the lanes of a trace.
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]
         workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
@@ -95,7 +96,7 @@ class Crawler(CrawlerBase):
         finally:
             self.t1 = time.time()
         for worker in workers:
-            worker.cancel()  # Idle in q.get(); the group waits until each has ended.
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 
@@ -167,7 +168,8 @@ class Crawler(CrawlerBase):
         yield from slot.acquire()  # At most max_per_host requests at one host.
         try:
             while (wait := self.turn(url, loop.time())) > 0:
-                yield from sleep(wait)  # Then ask again: another may have gone first.
+                # Then ask again: another request may have gone first.
+                yield from sleep(wait)
             return (yield from wait_for(self.request(url, max_size), self.timeout))
         finally:
             slot.release()

@@ -88,7 +88,7 @@ class Crawler(CrawlerBase):
                 await self.crawl_in(group)
 
     async def crawl_in(self, group: asyncio.TaskGroup) -> None:
-        """Start the workers in ``group``, wait until the queue is joined, stop them."""
+        """Start the workers in ``group``, wait for the queue, stop them."""
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
         workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
@@ -98,7 +98,7 @@ class Crawler(CrawlerBase):
         finally:
             self.t1 = time.time()
         for worker in workers:
-            worker.cancel()  # Idle in q.get(); the group waits until each has ended.
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 

@@ -1,25 +1,24 @@
-"""Step 5 of stage 2: the queue crawler in ``async def``, on the same Task.
+"""Step 6 of stage 2: the queue crawler in ``async def``, on the same Task.
 
-``await x`` is ``yield from x`` with a type check first: it takes a native
-coroutine (``async def``), an object with ``__await__``, or a generator
-marked with ``types.coroutine``, and refuses a plain generator with
-TypeError.  Past the check it does what ``yield from`` does: futures go up
-to the Task, results come back down.  A native coroutine has a generator's
-``send``, so step 1's ``Task`` drives it unchanged.  Below, step 4's
-crawler with ``async def`` and ``await``; underneath, the generators of
-steps 2 and 3, marked with ``types.coroutine`` so that ``await`` takes them.
+``await x`` is ``yield from x`` with a type check first: it takes a
+native coroutine (``async def``), an object with ``__await__``, or a
+generator marked with ``types.coroutine``, and refuses a plain generator
+with TypeError.  Past the check it does what ``yield from`` does: futures
+go up to the Task, results come back down.  A native coroutine has a
+generator's ``send``, so step 1's ``Task`` drives it unchanged.  Below,
+step 4's crawler with ``async def`` and ``await``; underneath, the
+generators of steps 2 and 3, marked with ``types.coroutine``.
 
-Still wrong: as in step 4, no timeout, and the workers are abandoned at
-the end, so an error in one is lost.  Next, ``taskgroup`` ties tasks to a
-block, on the finished stage's tasks, which can be cancelled.
+Still wrong: as in step 4, no timeout, no cancellation, and an error ends
+the program.  Next, ``taskgroup`` ties tasks to a block, on the finished
+stage's tasks, which can be cancelled.
 """
 
 import selectors
-import time
 import types
 from typing import Any
 
-from shared.steps import links_to_follow, parse, url_from_argv
+from shared.steps import Progress, links_to_follow, parse, url_from_argv
 from stage1_callbacks.steps.callback import loop
 from stage2_generators.steps import yield_from
 from stage2_generators.steps.future import Task
@@ -28,7 +27,7 @@ from stage2_generators.steps.queues import Queue
 
 @types.coroutine
 def fetch(url: str, selector: selectors.BaseSelector) -> Any:
-    """Step 2's generator ``fetch``, marked so that ``await`` accepts it."""
+    """Step 2's generator ``fetch``, marked so that ``await`` takes it."""
     return (yield from yield_from.fetch(url, selector))
 
 
@@ -47,8 +46,9 @@ def join(q: Queue) -> Any:
 class Crawler:
     """Step 4's crawler, written with ``async def`` and ``await``."""
 
-    def __init__(self, root: str, selector: selectors.BaseSelector, max_tasks: int = 10) -> None:
-        self.selector = selector
+    def __init__(self, root: str, max_tasks: int = 10) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.progress = Progress()
         self.max_tasks = max_tasks
         self.q = Queue()
         self.seen_urls = {root}
@@ -56,7 +56,8 @@ class Crawler:
 
     async def crawl(self) -> None:
         for _ in range(self.max_tasks):
-            # Step 1's Task, unchanged: typed for generators, it only calls send().
+            # Step 1's Task, unchanged: typed for generators, it only
+            # calls send().
             Task(self.work())  # type: ignore[arg-type]
         await join(self.q)
 
@@ -67,15 +68,17 @@ class Crawler:
             self.q.task_done()
 
     async def fetch(self, url: str) -> None:
+        self.progress.begin(url)
         status, headers, body = parse(await fetch(url, self.selector))
-        print(f"{status} {url}")
-        for link in links_to_follow(url, status, headers, body) - self.seen_urls:
+        self.progress.end(url, str(status))
+        links = links_to_follow(url, status, headers, body)
+        for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
 
 
 def run(selector: selectors.BaseSelector, main: Any) -> None:
-    """Run the native coroutine ``main`` in a Task, and the loop until it returns."""
+    """Run the native coroutine ``main`` in a Task, and the loop until done."""
     running = {"main"}
 
     async def until_done() -> None:
@@ -87,7 +90,7 @@ def run(selector: selectors.BaseSelector, main: Any) -> None:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    crawler = Crawler(url_from_argv(), selectors.DefaultSelector())
+    crawler = Crawler(url_from_argv())
     run(crawler.selector, crawler.crawl())
-    print(f"{len(crawler.seen_urls)} URLs in {time.perf_counter() - start:.3f} s")
+    seconds = crawler.progress.seconds()
+    print(f"{len(crawler.seen_urls)} URLs in {seconds:.3f} s")

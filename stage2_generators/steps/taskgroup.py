@@ -1,4 +1,4 @@
-"""Step 6 of stage 2: a first TaskGroup, on the finished stage's tasks.
+"""Step 7 of stage 2: a first TaskGroup, on the finished stage's tasks.
 
 A task made with ``create_task`` can outlive the code that started it,
 and its error waits in it until somebody awaits it.  A ``TaskGroup`` ties
@@ -6,29 +6,33 @@ tasks to an ``async with`` block: the block's end waits until every task
 started in it is done.  The first task that fails cancels the others and
 the body (by cancelling the task that runs the block), and the group
 raises an ``ExceptionGroup`` of the errors.  Cancelling needs the finished
-stage's ``Task``, which throws CancelledError in where a coroutine waits.
-
-Here the ten pages are fetched by ten tasks of one group, each an ``async
-def`` on the finished stage's socket coroutines.
+stage's ``Task``.  Here ten tasks of one group fetch the ten pages.
 
 Still wrong: the group cancels its parent and never takes that back, so
-the parent stays marked as being cancelled (``cancelling()``); it swallows
-a cancellation from outside while it waits; an error in the body does not
-stop the children; and ``create_task`` still works after the block.  Next,
-``timeout`` puts a deadline on a block the same way.
+the parent stays marked as being cancelled (``cancelling()``); it
+swallows a cancellation from outside while it waits; an error in the body
+does not stop the children; and ``create_task`` works after the block.
+Next, ``timeout`` puts a deadline on a block the same way.
 """
 
 import contextlib
 import socket
 
-from shared.steps import address, http_request, some_pages, status_line, url_from_argv
+from shared.steps import (
+    Progress,
+    address,
+    http_request,
+    some_pages,
+    status_line,
+    url_from_argv,
+)
 from stage2_generators.futures import CancelledError, Future
 from stage2_generators.loop import get_running_loop, run
 from stage2_generators.tasks import Coroutine, Task, create_task, current_task
 
 
 class TaskGroup:
-    """Start tasks in an ``async with`` block; wait for them all at its end."""
+    """Start tasks in an ``async with`` block; wait for all at its end."""
 
     async def __aenter__(self) -> "TaskGroup":
         parent = current_task()  # The task that runs the block.
@@ -60,16 +64,17 @@ class TaskGroup:
     async def __aexit__(self, *exc_info: object) -> None:
         while self.tasks:
             self.all_done = get_running_loop().create_future()
-            with contextlib.suppress(CancelledError):  # Our own cancel(), we hope.
-                await self.all_done  # Until task_done sees the last task end.
+            with contextlib.suppress(CancelledError):  # Ours, we hope.
+                await self.all_done  # Until the last task has ended.
         if self.errors:
             # An ExceptionGroup when every error is an Exception.
             raise BaseExceptionGroup("errors in a TaskGroup", self.errors)
 
 
-async def fetch(url: str) -> None:
+async def fetch(url: str, progress: Progress) -> None:
     """GET ``url`` and print its status line."""
     loop = get_running_loop()
+    progress.begin(url)
     with socket.socket() as sock:
         sock.setblocking(False)
         await loop.sock_connect(sock, address(url))
@@ -77,14 +82,15 @@ async def fetch(url: str) -> None:
         response = b""
         while chunk := await loop.sock_recv(sock, 4096):
             response += chunk
-    print(f"{status_line(response)} {url}")
+    progress.end(url, status_line(response))
 
 
 async def main(urls: list[str]) -> None:
+    progress = Progress()
     async with TaskGroup() as group:
         for url in urls:
-            group.create_task(fetch(url))
-    print(f"{len(urls)} pages, one task group")
+            group.create_task(fetch(url, progress))
+    print(f"{len(urls)} pages in {progress.seconds():.3f} s, one group")
 
 
 if __name__ == "__main__":
