@@ -281,7 +281,7 @@ class Crawler(CrawlerBase):
             self.in_flight += 1
             self.fetch(Job(robots.url, 0, robots))
             return
-        self.polite.host(robots.origin).rules = robots.rules
+        self.rules_known(robots.origin, robots.rules)  # Queues sitemaps if asked.
         for job in self.robots_waiting.pop(robots.origin):
             self.begin(job)
 
