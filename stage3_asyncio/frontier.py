@@ -33,19 +33,17 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import aiohttp
 import redis.asyncio
 import redis.asyncio.retry
 import redis.backoff
 import redis.exceptions
 
 from shared.frontier_cli import DEFAULT_LEASE, check_url
-from shared.http import ACCEPT_ENCODING, Response
+from shared.http import Response
 from shared.options import finite, seconds
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
 from shared.report import stat_to_json
 from shared.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
-from stage3_asyncio.connections import CarefulConnector, phase_tracing, pool_tracing
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
@@ -393,33 +391,32 @@ class FrontierCrawler(Crawler):
     async def crawl(self) -> None:
         """Work on the crawl in the server until no URL is queued or leased.
 
-        Raises FrontierError when the server cannot be reached or goes away.
+        Stage 3's ``crawl`` opens the session and the task group; this one
+        adds the server around it.  Raises FrontierError when the server
+        cannot be reached or goes away.
         """
         await self.frontier.connect()
         try:
-            async with open_session(self) as self.session:
-                self.t0 = time.time()
-                await self.frontier.note_time("t0", self.t0, first=True)
-                self.add_roots()  # The server queues those it has not seen.
-                await self.frontier.step(None, *self.outbox(), take=False)
-                await self.run_workers()
-                self.t1 = time.time()
-                await self.frontier.note_time("t1", self.t1)
+            await super().crawl()
+        except ExceptionGroup as group:  # A worker's error, out of the task group.
+            raise first(group, FrontierError) or group from None
         finally:
             self.t1 = self.t1 or time.time()
             await self.frontier.close()
 
-    async def run_workers(self) -> None:
-        """Run the workers until each has found the crawl finished."""
-        heartbeat = asyncio.create_task(self.keep_leases())
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
+        """Start the workers and the lease keeper in ``group``; wait for the end."""
+        self.t0 = time.time()
+        await self.frontier.note_time("t0", self.t0, first=True)
+        self.add_roots()  # The server queues those it has not seen.
+        await self.frontier.step(None, *self.outbox(), take=False)
+        heartbeat = group.create_task(self.keep_leases(), name="leases")
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-        workers = [asyncio.create_task(self.work(), name=name) for name in names]
-        try:
-            await asyncio.gather(*workers)  # Raises the first error, such as FrontierError.
-        finally:
-            for task in [*workers, heartbeat]:
-                task.cancel()
-            await asyncio.gather(*workers, heartbeat, return_exceptions=True)
+        workers = [group.create_task(self.work(), name=name) for name in names]
+        await asyncio.wait(workers)  # Each ends when it finds the crawl finished.
+        heartbeat.cancel()
+        self.t1 = time.time()
+        await self.frontier.note_time("t1", self.t1)
 
     async def keep_leases(self) -> None:
         """Renew this process's leases three times a lease, for as long as it lives."""
@@ -586,18 +583,13 @@ def rules_from(stored: bytes, user_agent: str) -> RobotsRules:
     return RobotsRules.disallow_all(rest.decode(), user_agent)
 
 
-def open_session(crawler: Crawler) -> aiohttp.ClientSession:
-    """Return the HTTP session of stage 3's ``crawl``, made the same way."""
-    connector = CarefulConnector(limit=crawler.max_tasks)
-    session = aiohttp.ClientSession(
-        connector=connector,
-        timeout=aiohttp.ClientTimeout(total=crawler.timeout),
-        headers={"User-Agent": crawler.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
-        auto_decompress=False,
-        trace_configs=[pool_tracing(), *phase_tracing(crawler.recorder)],
-    )
-    session._retry_connection = False  # crawler.py says why.
-    return session
+def first(group: BaseExceptionGroup[Any], kind: type[Exception]) -> Exception | None:
+    """Return the first exception of ``kind`` in ``group`` (nested groups too), or None."""
+    for error in group.exceptions:
+        found = first(error, kind) if isinstance(error, BaseExceptionGroup) else error
+        if isinstance(found, kind):
+            return found
+    return None
 
 
 # --- The whole crawl, read back from the server ---------------------------------
