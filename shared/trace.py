@@ -29,6 +29,7 @@ be: its phases would then go to the later fetch).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -149,7 +150,7 @@ class Trace:
         stop = self.now()
         self.waiting()  # Ends the loop's last run of code, if it has a loop.
         lanes = assign_lanes(self.fetches)
-        names = [*dict.fromkeys(lanes)] + ([LOOP_LANE] if self.loop_events else [])
+        names = sorted(set(lanes), key=in_order) + ([LOOP_LANE] if self.loop_events else [])
         tids = {name: number for number, name in enumerate(names, start=1)}
         events = metadata(self.name, names)
         for fetch, lane in zip(self.fetches, lanes, strict=True):
@@ -197,6 +198,12 @@ def lane_name(lane: object) -> str | None:
         return lane
     get_name = getattr(lane, "get_name", None)
     return str(get_name() if get_name is not None else getattr(lane, "name", lane))
+
+
+def in_order(lane: str) -> tuple[bool, list[Any]]:
+    """Sort lanes as a reader counts: workers before others, ``worker 2`` before ``worker 10``."""
+    parts = [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", lane)]
+    return lane.startswith("robots.txt"), parts
 
 
 def assign_lanes(fetches: list[Fetch]) -> list[str]:
