@@ -150,7 +150,7 @@ def axis(end: float, scale: float, y: int) -> list[str]:
 def nice_step(span: float) -> float:
     """Return 1, 2 or 5 times a power of ten: about six ticks over ``span``."""
     rough = max(span / 6, 1e-3)
-    power = 10 ** math.floor(math.log10(rough))
+    power = 10.0 ** math.floor(math.log10(rough))
     return next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
 
 
