@@ -17,6 +17,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from shared.bench import tracing
+
 LABELS = {
     "stage1": "stage 1 (callbacks)",
     "stage2": "stage 2 (generators)",
@@ -437,6 +439,21 @@ def summary(results: dict[str, Any], chart_names: list[str]) -> str:
             servers_table(v),
             "",
         ]
+    if "tracing" in results:
+        r = results["tracing"]
+        parts += [
+            "### The cost of a trace",
+            "",
+            f"A {r['pages']:,}-page site with no latency, max_tasks {r['max_tasks']}, crawled "
+            "with `trace=` and without, turn about. CPU per page is the crawl's own CPU time "
+            "(writing the trace included) over the URLs it recorded. Without a trace the "
+            "crawlers still call a recorder that does nothing; that cost is counted: the "
+            "calls per page of the traced crawl times the cost of one call "
+            f"({r['noop_call_s'] * 1e9:.0f} ns).",
+            "",
+            tracing.table(r),
+            "",
+        ]
     if "parsers" in results:
         p = results["parsers"]
         parts += [
@@ -469,6 +486,8 @@ def targets(results: dict[str, Any]) -> str:
         rows += memory_targets(results["memory"])
     if "servers" in results and "error" not in results["servers"]:
         rows += servers_targets(results["servers"])
+    if "tracing" in results:
+        rows += tracing.targets(results["tracing"])
     load = [[k, str(v)] for k, v in results["machine"].items() if k in MACHINE_LOAD]
     return "\n".join([
         "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",
