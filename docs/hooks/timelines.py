@@ -70,7 +70,8 @@ class WatchingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-ty
     def advance(self, url: str, phase: str) -> None:
         """Move the fetch of ``url`` on to ``phase``, never back."""
         fetch = self.recorder.latest.get(url)
-        if fetch is not None and PHASES.index(phase) > PHASES.index(fetch.phases[-1][0]):
+        now = fetch.phase() if fetch is not None else None
+        if now is not None and PHASES.index(phase) > PHASES.index(now):
             self.recorder.phase(url, phase)
 
 
@@ -189,7 +190,7 @@ def blocking_example(way: str) -> Callable[[str, str], None]:
         finally:
             loop.close()
         for fetch in recorder.fetches:
-            fetch.phases = []  # urllib does all of it, unseen: no phases to tell apart.
+            fetch.marks = []  # urllib does all of it, unseen: no phases to tell apart.
         recorder.write(out)
 
     return run
