@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,10 +22,12 @@ from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
 from shared.polite import Politeness
+from shared.retry import backoff
 from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
+    RobotsDisallowed,
     Skipped,
     failure,
     redirect,
@@ -67,6 +70,10 @@ class CrawlerBase(CrawlOptions):
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
+        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        self.waits: Counter[str] = Counter()
+        # Why a URL's last answer was kept instead of tried again, when worth recording.
+        self.kept_answers: dict[str, Exception] = {}
         # Called with the URL and body of each complete HTML page (crawl --save).
         self.on_page: Callable[[str, bytes], None] | None = None
         # Called with the URL and the loop's clock as each request starts
@@ -143,7 +150,15 @@ class CrawlerBase(CrawlOptions):
         return reason
 
     def record_skip(self, url: str, reason: Skipped) -> None:
-        """Record a URL that is not fetched: not a failure, and not lost."""
+        """Record a URL that is not fetched: not a failure, and not lost.
+
+        A host whose name does not resolve is the exception: its pages could
+        not have been fetched, robots.txt or not, so each is a failure.
+        """
+        rules = self.polite.host(url).rules
+        if isinstance(reason, RobotsDisallowed) and rules and rules.name_error:
+            self.record_statistic(failure(url, rules.name_error))
+            return
         self.logger.info("skipping %s: %s", url, reason)
         self.record_statistic(skipped(url, reason))
 
@@ -163,6 +178,34 @@ class CrawlerBase(CrawlOptions):
         if wait <= 0 and self.on_request is not None:
             self.on_request(url, now)
         return wait
+
+    # --8<-- [start:come_back]
+    def come_back(self, url: str, response: Response, attempt: int, now: float) -> bool:
+        """Return True to try ``url`` again after a 429 or 503 answer.
+
+        The host is held (``Politeness.hold``) for as long as the server
+        asked, or for an exponential backoff; the stage's usual wait for its
+        turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
+        the loop's clock.
+        """
+        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        if decision is None or decision.seconds is None:
+            if decision is not None and decision.problem is not None:
+                self.logger.warning("not waiting: %s", decision.problem)
+                self.kept_answers[url] = decision.problem  # For parse_links.
+            return False
+        if decision.kind == "bad_retry_after":
+            value = header_text(response.headers.get("retry-after", ""))
+            self.logger.warning("unreadable Retry-After %r: %s", value, url)
+        self.logger.info(
+            "try %d for %s: %d, again in %.3f s",
+            *(attempt, url, response.status, decision.seconds),
+        )
+        self.waits[decision.kind] += 1
+        self.polite.hold(url, now + decision.seconds)
+        return True
+
+    # --8<-- [end:come_back]
 
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
@@ -211,9 +254,13 @@ class CrawlerBase(CrawlOptions):
         media_type, params = parse_content_type(content_type)
         is_page = media_type in LINK_MEDIA_TYPES
         encoding = find_encoding(params.get("charset"), response.body, sniff=is_page)
-        size, error, links = len(response.body), None, set()
+        size, links = len(response.body), set()
+        error: Exception | None = None
+        kept = self.kept_answers.pop(url, None)  # A 429 or 503 not waited for, and why.
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+        elif kept is not None:
+            error = kept
         elif response.status == 200 and is_page:
             text = decode_body(response.body, encoding)
             found = extract_links(text, url, encoding)

@@ -212,6 +212,9 @@ class Crawler(CrawlerBase):
             if response is None and self.try_again(job, exception):
                 self.fetch(job)
                 return  # Still in flight.
+            if response is not None and self.come_back_later(job, response):
+                self.fetch(job)  # when_due waits for the host's turn.
+                return
             if response is not None and job.attempt > 0:
                 LOGGER.info("try %d for %s success", job.attempt, job.url)
             if job.robots is not None:
@@ -241,6 +244,16 @@ class Crawler(CrawlerBase):
             return True
         LOGGER.error("%s failed after %d tries", job.url, self.max_tries)
         return False
+
+    def come_back_later(self, job: Job, response: Response) -> bool:
+        """Return True to try a page again after a 429 or 503 (see ``shared.retry``)."""
+        assert self.loop is not None, "the crawler runs inside run()"
+        if job.robots is not None:  # A 429 or 503 robots.txt disallows everything.
+            return False
+        if not self.come_back(job.url, response, job.attempt, self.loop.time()):
+            return False
+        job.attempt += 1
+        return True
 
     # --8<-- [end:retries]
 

@@ -75,7 +75,8 @@ class Crawler(CrawlerBase):
     # --8<-- [start:crawl]
     def crawl(self) -> Coroutine:
         """Run the crawl until every queued URL is done."""
-        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        # Named for the lanes of a trace.
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]
         workers = [create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
@@ -119,11 +120,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    def fetch_response(self, url: str, max_size: int) -> Coroutine:
+    def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Coroutine:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (OSError, BadResponse or TimeoutError).
         """
+        loop = event_loop.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -132,6 +137,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -151,7 +158,8 @@ class Crawler(CrawlerBase):
         yield from slot.acquire()  # At most max_per_host requests at one host.
         try:
             while (wait := self.turn(url, loop.time())) > 0:
-                yield from sleep(wait)  # Then ask again: another may have gone first.
+                # Then ask again: another request may have gone first.
+                yield from sleep(wait)
             return (yield from wait_for(self.request(url, max_size), self.timeout))
         finally:
             slot.release()
@@ -185,7 +193,11 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received((yield from self.fetch_response(robots.url, MAX_ROBOTS_SIZE)))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = yield from self.fetch_response(
+                    robots.url, MAX_ROBOTS_SIZE, come_back=False
+                )
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
         return robots.rules

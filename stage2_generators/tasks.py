@@ -103,7 +103,8 @@ class Task(Future):
             if self._must_cancel and result.cancel(msg=self._cancel_message):
                 self._must_cancel = False  # cancel() came while the step ran.
         elif result is None:
-            self._loop.call_soon(self._step)  # A bare ``yield``: one turn for others.
+            # A bare ``yield``: one turn for the others.
+            self._loop.call_soon(self._step)
         else:
             self._loop.call_soon(self._step, _bad_yield(self, result))
 

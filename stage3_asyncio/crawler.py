@@ -125,11 +125,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    async def fetch_response(self, url: str, max_size: int) -> Response:
+    async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (aiohttp.ClientError or TimeoutError).
         """
+        loop = asyncio.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -138,6 +142,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -184,7 +190,9 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received(await self.fetch_response(robots.url, MAX_ROBOTS_SIZE))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
         return robots.rules

@@ -305,3 +305,62 @@ def test_report_of_the_servers_scenario() -> None:
     assert rate[1:] == ("0.52×", "**met**")  # The median of 0.6 and 0.44.
     assert held[1:] == ("99 held", "**missed**")
     assert "| stage 2's server | 500 | 900 |" in report.servers_table(results)
+
+
+# --- The summary in Chinese -----------------------------------------------------------
+
+
+def committed_results(path: str) -> dict[str, Any]:
+    return bench_main.load(REPO / "docs" / "bench" / path / "results.json")
+
+
+@pytest.mark.parametrize("path", ["", "servers"])
+def test_the_committed_summaries_are_what_the_report_writes(path: str) -> None:
+    """docs/bench holds a full run: its summaries are redrawn from its results.json."""
+    results = committed_results(path)
+    for lang, name in (("en", "summary.md"), ("zh", "summary.zh.md")):
+        written = (REPO / "docs" / "bench" / path / name).read_text()
+        shown = [n for n in ("throughput.png", "concurrency.png", "memory.png") if n in written]
+        assert report.summary(results, shown, lang) == written, name
+
+
+@pytest.mark.parametrize("path", ["", "servers"])
+def test_the_chinese_summary_is_the_english_one_translated(path: str) -> None:
+    from markdown.extensions.toc import slugify
+
+    results = committed_results(path)
+    english = report.summary(results, ["throughput.png"], "en").splitlines()
+    chinese = report.summary(results, ["throughput.png"], "zh").splitlines()
+    assert len(english) == len(chinese)  # Line for line: the same tables and charts.
+    for en, zh in zip(english, chinese, strict=True):
+        if en.startswith("### "):  # The same anchors, so links work in both languages.
+            assert zh.endswith(f"{{ #{slugify(en[4:], '-')} }}"), zh
+        if en.startswith("|"):
+            assert en.count("|") == zh.count("|"), zh
+        if en.startswith("| crawler ") or en.startswith("| server ") or en.startswith("| parser "):
+            assert not any(word in zh for word in ("crawler", "server", "requests", "parser"))
+    assert "![各爬虫每秒抓取的页面数](throughput.png)" in chinese or path == "servers"
+
+
+def test_a_quick_run_says_so_in_both_languages() -> None:
+    results = fake_results() | {"quick": True}
+    assert "indicative only" in report.summary(results, [], "en")
+    assert "仅供参考" in report.summary(results, [], "zh")
+    with pytest.raises(ValueError, match="only"):
+        report.summary(results, [], "fr")
+
+
+def test_the_chinese_pages_include_the_chinese_summary(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "command_output", REPO / "docs" / "hooks" / "command_output.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    english = hook.include_if_present("docs/bench/summary.md", "measurements.md")
+    chinese = hook.include_if_present("docs/bench/summary.md", "measurements.zh.md")
+    assert "### Throughput" in english and "### 吞吐量 { #throughput }" in chinese
+    missing = hook.include_if_present("docs/bench/none.md", "measurements.zh.md")
+    assert "尚未测量" in missing and "docs/bench/none.zh.md" in missing

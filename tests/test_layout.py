@@ -64,16 +64,31 @@ def test_a_hung_test_fails_on_its_own(request: pytest.FixtureRequest) -> None:
 
 
 def test_the_slow_marker_is_registered(request: pytest.FixtureRequest) -> None:
-    """So that ``pytest -m "not slow"`` (the quick loop, and CI on 3.12) selects."""
+    """So that ``pytest -m "not slow"`` (the quick loop) selects."""
     markers = request.config.getini("markers")
     assert any(marker.startswith("slow:") for marker in markers)
+
+
+def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureRequest) -> None:
+    """With ``-n auto``, the tests of the built site go to one worker: one build, not one each."""
+    assert request.config.pluginmanager.hasplugin("xdist")
+    assert "--dist loadgroup" in " ".join(request.config.getini("addopts"))
+    for item in request.session.items:  # The tests of this run (all, or those selected).
+        if "built_site" in getattr(item, "fixturenames", ()):
+            group = item.get_closest_marker("xdist_group")
+            assert group is not None and group.args == ("docs_site",), item.nodeid
 
 
 # --- Layers: shared/ stands below every stage -------------------------------------------------
 
 STAGES = {"stage1_callbacks", "stage2_generators", "stage3_asyncio"}
-# The two parts of shared/ that choose among the stages by name.
-MAY_IMPORT_STAGES = [REPO / "shared" / "cli.py", REPO / "shared" / "bench"]
+# The parts of shared/ that choose among the stages by name (the CLI, with
+# its frontier half, which runs stage 3's frontier crawler) and the bench.
+MAY_IMPORT_STAGES = [
+    REPO / "shared" / "cli.py",
+    REPO / "shared" / "frontier_cli.py",
+    REPO / "shared" / "bench",
+]
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from shared.http import USER_AGENT, Response
@@ -12,6 +14,7 @@ from shared.polite import (
     Politeness,
     RobotsFetch,
     RobotsRules,
+    is_name_error,
     origin_of,
 )
 from shared.stats import RobotsDisallowed
@@ -146,6 +149,27 @@ def test_an_unreachable_robots_txt_disallows_everything() -> None:
     robots.failed(ConnectionRefusedError("refused"))
     assert robots.rules is not None and not robots.rules.allowed("http://h/")
     assert robots.rules.refusal == "robots.txt unreachable (ConnectionRefusedError: refused)"
+
+
+def test_a_robots_txt_whose_host_does_not_resolve_keeps_the_lookup_error() -> None:
+    robots = RobotsFetch("http://h")
+    error = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    robots.failed(error)
+    assert robots.rules is not None and robots.rules.name_error is error
+    refused = RobotsFetch("http://h")
+    refused.failed(ConnectionRefusedError("refused"))
+    assert refused.rules is not None and refused.rules.name_error is None
+
+
+def test_a_lookup_error_is_found_among_the_causes() -> None:
+    lookup = socket.gaierror(socket.EAI_NONAME, "no such name")
+    try:
+        raise OSError("cannot connect") from lookup  # As aiohttp wraps it.
+    except OSError as wrapped:
+        assert is_name_error(wrapped)
+    assert not is_name_error(ConnectionRefusedError("refused"))
+    assert not is_name_error(TimeoutError())
+    assert not is_name_error(None)
 
 
 def test_redirects_are_followed_to_the_rules() -> None:

@@ -9,6 +9,9 @@ A line ``<!-- include-if-present: docs/bench/summary.md -->`` is replaced by
 that file's Markdown when the file exists (relative links in it are made
 relative to the page), and by a note saying how to generate it when it does
 not: the benchmark writes that file, and a fresh clone has not run it yet.
+On a Chinese page (``NAME.zh.md``) the marker includes the file's Chinese
+version, ``summary.zh.md`` beside ``summary.md``, which the benchmark
+writes too; both pages hold the same marker.
 
 The command runs from the repository root with this Python: ``python`` is
 ``sys.executable`` and ``crawl`` is ``python -m shared.cli``.  Output is
@@ -137,8 +140,17 @@ def run(command: str, extra_args: tuple[str, ...] = ()) -> str:
 
 
 def include_if_present(path: str, page_src: str) -> str:
-    """Return the Markdown of ``path``, or a note on how to generate it."""
+    """Return the Markdown of ``path`` in the page's language, or a note on how to generate it."""
+    chinese = page_src.endswith(".zh.md")
+    if chinese:
+        path = re.sub(r"\.md$", ".zh.md", path)
     file = ROOT / path
+    if not file.is_file() and chinese:
+        return (
+            '!!! info "尚未测量"\n\n'
+            f"    这份代码里还没有 `{path}`。在仓库根目录运行 `python -m shared.bench`\n"
+            "    进行测量，然后重新构建本站。\n"
+        )
     if not file.is_file():
         return (
             '!!! info "Not measured yet"\n\n'

@@ -4,20 +4,34 @@ Every figure is the median of the runs; every ratio is the median of the
 ratios taken run by run (run k of one crawler against run k of the other,
 measured minutes apart in the same benchmark), so slow drifts of the
 machine cancel out.  ``summary.md`` is for the reader (the docs include
-it); ``targets.md`` is for the maintainers: each target of issue 7 with its
-verdict (met, missed, or not measured when a crawler or tool was not
-installed), and how busy the machine was during the run.
+it), and ``summary.zh.md`` is the same in Chinese, for the Chinese pages
+(``texts.py`` holds the words of both); ``targets.md`` is for the
+maintainers: each target of issue 7 with its verdict (met, missed, or not
+measured when a crawler or tool was not installed), and how busy the
+machine was during the run.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 from typing import Any
 
 from shared.bench import tracing
+from shared.bench.texts import (
+    CONCURRENCY,
+    LANGUAGES,
+    MACHINE,
+    MEMORY,
+    PARSERS,
+    SERVERS,
+    THROUGHPUT,
+    TRACING,
+    say,
+)
 
 LABELS = {
     "stage1": "stage 1 (callbacks)",
@@ -29,6 +43,11 @@ LABELS = {
     "wget": "wget -r",
 }
 STAGES = ("stage1", "stage2", "stage3")
+
+
+def label(name: str, lang: str) -> str:
+    """Return the label of a crawler in ``lang``."""
+    return say(LABELS[name], lang)
 
 
 def med(values: list[float]) -> float | None:
@@ -163,57 +182,77 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def throughput_table(t: dict[str, Any]) -> str:
+def throughput_table(t: dict[str, Any], lang: str = "en") -> str:
     rows = []
     for name, runs in t["runs"].items():
         ok = [r for r in runs if "wall" in r]
         errors = len(runs) - len(ok)
         correct = {r.get("correct") for r in ok} - {None}
+        same = "yes" if correct == {True} else ("no" if correct else "–")
         rows.append([
-            LABELS[name], fmt(med(values(ok, "pages_per_s"))), fmt(med(values(ok, "wall")), 2),
-            fmt(med(values(ok, "requests"))),
+            label(name, lang), fmt(med(values(ok, "pages_per_s"))),
+            fmt(med(values(ok, "wall")), 2), fmt(med(values(ok, "requests"))),
             fmt(med([r["crawler_cpu"] / r["requests"] * 1e6 for r in ok if r.get("requests")])),
             fmt(med([r["server_cpu"] / r["requests"] * 1e6 for r in ok if r.get("requests")])),
-            "yes" if correct == {True} else ("no" if correct else "–"),
+            say(same, lang) if same != "–" else same,
             str(errors) if errors else "",
         ])  # fmt: skip
     header = ["crawler", "pages/s", "wall (s)", "requests", "crawler CPU µs/request",
               "server CPU µs/request", "same as oracle", "errors"]  # fmt: skip
-    return table(header, rows)
+    return table([say(h, lang) for h in header], rows)
 
 
-def ceiling_table(t: dict[str, Any]) -> str:
+def tracing_table(r: dict[str, Any], lang: str = "en") -> str:
+    """Return the table of the tracing scenario: CPU per page with a trace and without."""
+    rows = []
+    for name, row in tracing.summary(r).items():
+        rows.append([
+            label(name, lang), fmt(row["off_us"]), fmt(row["on_us"]),
+            fmt(None if row["extra_on"] is None else row["extra_on"] * 100, 1, "%"),
+            fmt(row["calls_per_page"], 1),
+            fmt(None if row["extra_off"] is None else row["extra_off"] * 100, 2, "%"),
+        ])  # fmt: skip
+    header = ["crawler", "CPU µs per page, no trace", "with a trace", "more with a trace",
+              "recorder calls per page", "more without a trace (counted)"]  # fmt: skip
+    return table([say(h, lang) for h in header], rows)
+
+
+def ceiling_table(t: dict[str, Any], lang: str = "en") -> str:
     ceilings = t["ceilings"]
     tool = ceilings[0]["tool"] if ceilings else "–"
-    rows = [["new connection per request", fmt(med([c.get("new_connections") for c in ceilings]))]]
+    rows = [[say("new connection per request", lang),
+             fmt(med([c.get("new_connections") for c in ceilings]))]]  # fmt: skip
     if any(c.get("keep_alive") for c in ceilings):
-        rows.append(["keep-alive", fmt(med([c.get("keep_alive") for c in ceilings]))])
-    return f"Measured with {tool}, GET /pages/1/.\n\n" + table(
-        ["server ceiling", "requests/s"], rows
+        rows.append([say("keep-alive", lang), fmt(med([c.get("keep_alive") for c in ceilings]))])
+    return (
+        say("Measured with {tool}, GET /pages/1/.", lang).format(tool=tool)
+        + "\n\n"
+        + table([say("server ceiling", lang), say("requests/s", lang)], rows)
     )
 
 
-def concurrency_table(c: dict[str, Any]) -> str:
+def concurrency_table(c: dict[str, Any], lang: str = "en") -> str:
     tasks_list = list(next(iter(c["runs"].values())).keys())
-    header = ["max_tasks", "ideal, no CPU (s)"] + [LABELS[name] for name in c["runs"]]
+    header = ["max_tasks", say("ideal, no CPU (s)", lang)] + [label(n, lang) for n in c["runs"]]
+    cell = say("{wall} s ({ratio} its ideal of {ideal} s), CPU {cpu} s{warning}", lang)
     rows = []
     for tasks in tasks_list:
         row = [str(tasks), fmt(c["ideal"][tasks]["median"], 2)]
         for name in c["runs"]:
             runs = c["runs"][name][tasks]
-            wall, ratio = med(values(runs, "wall")), med(values(runs, "ratio"))
-            cpu, ideal = med(values(runs, "crawler_cpu")), med(values(runs, "ideal"))
             over = any(r.get("max_in_flight", 0) > tasks for r in runs)
-            warning = " ⚠ over max_tasks" if over else ""
-            row.append(
-                f"{fmt(wall, 2)} s ({fmt(ratio, 2, '×')} its ideal of {fmt(ideal, 2)} s), "
-                f"CPU {fmt(cpu, 2)} s{warning}"
-            )
+            row.append(cell.format(
+                wall=fmt(med(values(runs, "wall")), 2),
+                ratio=fmt(med(values(runs, "ratio")), 2, "×"),
+                ideal=fmt(med(values(runs, "ideal")), 2),
+                cpu=fmt(med(values(runs, "crawler_cpu")), 2),
+                warning=say(" ⚠ over max_tasks", lang) if over else "",
+            ))  # fmt: skip
         rows.append(row)
     return table(header, rows)
 
 
-def memory_table(m: dict[str, Any]) -> str:
+def memory_table(m: dict[str, Any], lang: str = "en") -> str:
     header = [
         "crawler",
         "fetches held",
@@ -233,53 +272,57 @@ def memory_table(m: dict[str, Any]) -> str:
         runs = [r for r in done if "kb_per_fetch" in r]
         errors = [r["error"] for r in done if "error" in r]
         ratio = paired_ratio(done, threads, "kb_per_fetch")
-        complete = sum(1 for r in runs if r["complete"])
+        complete = say("{complete} of {runs}", lang).format(
+            complete=sum(1 for r in runs if r["complete"]), runs=len(done)
+        )
+        if errors:
+            complete += say(" ({failed} failed)", lang).format(failed=len(errors))
         rows.append([
-            LABELS[name], f"{med(values(runs, 'held')) or 0:,.0f}",
+            label(name, lang), f"{med(values(runs, 'held')) or 0:,.0f}",
             fmt(megabytes(med(values(runs, "rss_before_kb"))), 1),
             fmt(megabytes(med(values(runs, "rss_held_kb"))), 1),
             fmt(med(values(runs, "kb_per_fetch")), 1), fmt(ratio, 2, "×"),
             fmt(med(values(runs, "seconds_to_hold_all")), 1),
-            fmt(med(values(runs, "seconds_after_release")), 1),
-            f"{complete} of {len(done)}" + (f" ({len(errors)} failed)" if errors else ""),
+            fmt(med(values(runs, "seconds_after_release")), 1), complete,
         ])  # fmt: skip
-    return table(header, rows)
+    return table([say(h, lang) for h in header], rows)
 
 
-def servers_table(s: dict[str, Any]) -> str:
+def servers_table(s: dict[str, Any], lang: str = "en") -> str:
     """Return the servers scenario's table: rates, CPU, load and idle memory."""
     rows = []
-    for name, label in (("aiohttp", "aiohttp.web"), ("generators", "stage 2's server")):
+    for name, server in (("aiohttp", "aiohttp.web"), ("generators", "stage 2's server")):
         runs, idle = s["runs"][name], s["idle"][name]
         rows.append([
-            label,
+            say(server, lang),
             fmt(med([r["per_second"] for r in runs["new"]])),
             fmt(med([r["per_second"] for r in runs["keep_alive"]])),
             fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"]]), 2),
             fmt(idle["kb_per_connection"], 1),
-            f"{idle['held']:,} of {idle['connections']:,}",
+            say("{held:,} of {connections:,}", lang).format(**idle),
             fmt(idle["machine_busy_cores"], 2),
         ])  # fmt: skip
     header = ["server", "requests/s, new connections", "requests/s, keep-alive",
               "other processes' CPU during ab (cores)", "kB per idle connection",
               "idle connections held", "machine busy while held (cores)"]  # fmt: skip
-    return table(header, rows)
+    return table([say(h, lang) for h in header], rows)
 
 
-def parser_table(p: dict[str, Any]) -> str:
+def parser_table(p: dict[str, Any], lang: str = "en") -> str:
     def cost(run: dict[str, Any], key: str) -> str:
         return fmt(run[key], 1) if key in run else "–"  # link_path: absent in older results.
 
     stdlib = p["html.parser"]
-    rows = [["html.parser (standard library)", cost(stdlib, "read"), cost(stdlib, "extract"),
-             cost(stdlib, "link_path"), "–"]]  # fmt: skip
+    rows = [[say("html.parser (standard library)", lang), cost(stdlib, "read"),
+             cost(stdlib, "extract"), cost(stdlib, "link_path"), "–"]]  # fmt: skip
     if "selectolax" in p:
         s = p["selectolax"]
-        rows.append(["selectolax (lexbor, C)", cost(s, "read"), cost(s, "extract"),
-                     cost(s, "link_path"), "yes" if s["same_links"] else "no"])  # fmt: skip
-    return table(["parser", "reading the page (µs)", "whole extract_links (µs)",
-                  "link path: parse, resolve, normalize, filter (µs)", "same links"],
-                 rows)  # fmt: skip
+        same = say("yes" if s["same_links"] else "no", lang)
+        rows.append([say("selectolax (lexbor, C)", lang), cost(s, "read"), cost(s, "extract"),
+                     cost(s, "link_path"), same])  # fmt: skip
+    header = ["parser", "reading the page (µs)", "whole extract_links (µs)",
+              "link path: parse, resolve, normalize, filter (µs)", "same links"]  # fmt: skip
+    return table([say(h, lang) for h in header], rows)
 
 
 # --- Charts -------------------------------------------------------------------------
@@ -356,120 +399,67 @@ def save(fig: Any, path: Path) -> str:
 # --- The summary --------------------------------------------------------------------
 
 
-def summary(results: dict[str, Any], chart_names: list[str]) -> str:
-    """Return the Markdown summary of a benchmark run."""
+def summary(results: dict[str, Any], chart_names: list[str], lang: str = "en") -> str:
+    """Return the Markdown summary of a benchmark run, in ``lang`` ("en" or "zh")."""
     machine = results["machine"]
-    runs = f"median of {results['runs']} runs"
+    runs = say("median of {runs} runs", lang).format(runs=results["runs"])
     if results["quick"]:
-        runs = "a quick run, one run each and smaller scenarios: indicative only"
+        runs = say("a quick run, one run each and smaller scenarios: indicative only", lang)
     parts = [
         "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",
-        f"Measured on {machine['date']} ({runs}), commit `{machine['commit']}`.",
+        say("Measured on {date} ({runs}), commit `{commit}`.", lang).format(
+            date=machine["date"], runs=runs, commit=machine["commit"]
+        ),
         "",
     ]
     if "throughput" in results:
         t = results["throughput"]
-        parts += [
-            "### Throughput",
-            "",
-            f"A {t['pages']:,}-page site ({t['urls']:,} URLs, redirects included) with no "
-            f"latency, max_tasks {t['max_tasks']}. Pages/s is the site's {t['urls']:,} URLs "
-            "divided by the wall time of the whole crawl; requests are counted by the server "
-            "(`wget -r` asks for some pages twice). CPU per request is measured from outside "
-            "the processes.",
-            "",
-            throughput_table(t),
-            "",
-            ceiling_table(t),
-            "",
-        ]
-        if "throughput.png" in chart_names:
-            parts += ["![Pages per second, by crawler](throughput.png)", ""]
+        parts += [heading("Throughput", lang), "", say(THROUGHPUT, lang).format(**t), "",
+                  throughput_table(t, lang), "", ceiling_table(t, lang), ""]  # fmt: skip
+        parts += chart("throughput.png", "Pages per second, by crawler", chart_names, lang)
     if "concurrency" in results:
         c = results["concurrency"]
-        parts += [
-            "### Concurrency against the ideal",
-            "",
-            f"A {c['pages']:,}-page site ({c['urls']:,} URLs), {c['latency'] * 1000:.0f} ms "
-            "latency per response. The ideal is a simulated work-conserving crawler on the "
-            "site's own link graph, with the same number of slots, every fetch waiting "
-            "exactly the latency, and then each page costing the CPU time the real crawler "
-            "measured per URL in that run, on one core, one page at a time: the median over "
-            "five orders of queuing each page's links. So the ratio counts time lost waiting, "
-            "not the speed of the machine. The second column is the ideal without CPU. "
-            f"No crawler can beat the graph's depth times the latency, {c['lower_bound']:.1f} s. "
-            "Each cell: median wall time, its ratio to that crawler's own ideal, and the "
-            "crawler's CPU time.",
-            "",
-            concurrency_table(c),
-            "",
-        ]
-        if "concurrency.png" in chart_names:
-            parts += ["![Wall time over the ideal, by max_tasks](concurrency.png)", ""]
+        text = say(CONCURRENCY, lang).format(latency_ms=c["latency"] * 1000, **c)
+        parts += [heading("Concurrency against the ideal", lang), "", text, "",
+                  concurrency_table(c, lang), ""]  # fmt: skip
+        parts += chart(
+            "concurrency.png", "Wall time over the ideal, by max_tasks", chart_names, lang
+        )
     if "memory" in results:
-        m = results["memory"]
-        parts += [
-            "### Memory per in-flight fetch, and C10K",
-            "",
-            "A slow local server holds every request until all of them are in flight; the "
-            "crawler's RSS is read then. kB per fetch = (RSS held − RSS before the crawl) / "
-            "fetches held; it includes the crawl's bookkeeping of each URL (a few hundred "
-            "bytes). The thread crawler runs one thread per fetch, with the default stack size.",
-            "",
-            memory_table(m),
-            "",
-        ]
-        if "memory.png" in chart_names:
-            parts += ["![Memory per in-flight fetch](memory.png)", ""]
+        parts += [heading("Memory per in-flight fetch, and C10K", lang), "", say(MEMORY, lang),
+                  "", memory_table(results["memory"], lang), ""]  # fmt: skip
+        parts += chart("memory.png", "Memory per in-flight fetch", chart_names, lang)
     if "servers" in results and "error" not in results["servers"]:
         v = results["servers"]
-        parts += [
-            "### Stage 2's HTTP server beside aiohttp.web",
-            "",
-            f"Both serve the test site from a process of their own, without a response cache. "
-            f"`ab` asks for one content page, {v['concurrency']} at a time: "
-            f"{v['requests']:,} requests with a new connection each, then "
-            f"{v['keep_alive_requests']:,} with keep-alive (`-k`); the servers take turns, "
-            "median of the runs. `ab` itself needs most of a core, and the machine is "
-            "shared, so the other processes' CPU is shown beside. Idle connections: each "
-            "client connects, asks for the page once and goes quiet; kB per idle "
-            "connection = (server RSS with all of them open − RSS before) / connections; "
-            "held = how many then answered a second request on the same connection.",
-            "",
-            servers_table(v),
-            "",
-        ]
+        parts += [heading("Stage 2's HTTP server beside aiohttp.web", lang), "",
+                  say(SERVERS, lang).format(**v), "", servers_table(v, lang), ""]  # fmt: skip
     if "tracing" in results:
         r = results["tracing"]
-        parts += [
-            "### The cost of a trace",
-            "",
-            f"A {r['pages']:,}-page site with no latency, max_tasks {r['max_tasks']}, crawled "
-            "with `trace=` and without, turn about. CPU per page is the crawl's own CPU time "
-            "(writing the trace included) over the URLs it recorded. Without a trace the "
-            "crawlers still call a recorder that does nothing; that cost is counted: the "
-            "calls per page of the traced crawl times the cost of one call "
-            f"({r['noop_call_s'] * 1e9:.0f} ns).",
-            "",
-            tracing.table(r),
-            "",
-        ]
+        text = say(TRACING, lang).format(noop_ns=r["noop_call_s"] * 1e9, **r)
+        parts += [heading("The cost of a trace", lang), "", text, "", tracing_table(r, lang), ""]
     if "parsers" in results:
         p = results["parsers"]
-        parts += [
-            "### The link parser",
-            "",
-            f"Cost of finding the links of one page of the test site ({p['pages']} pages, "
-            f"{p['bytes_per_page']:,.0f} bytes on average), best of five.",
-            "",
-            parser_table(p),
-            "",
-        ]
+        parts += [heading("The link parser", lang), "", say(PARSERS, lang).format(**p), "",
+                  parser_table(p, lang), ""]  # fmt: skip
     # How busy the machine was tells the maintainers whether to trust a run
     # (see targets.md); it says nothing to a reader about the crawlers.
-    shown = [[k, str(v)] for k, v in machine.items() if k not in MACHINE_LOAD]
-    parts += ["### Machine", "", table(["", ""], shown), ""]
+    shown = [[say(k, lang) if k in MACHINE else k, str(v)]
+             for k, v in machine.items() if k not in MACHINE_LOAD]  # fmt: skip
+    parts += [heading("Machine", lang), "", table(["", ""], shown), ""]
     return "\n".join(parts)
+
+
+def heading(title: str, lang: str) -> str:
+    """Return a section's heading; in Chinese, with the English heading's anchor."""
+    if lang == "en":
+        return f"### {title}"
+    anchor = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", title).strip().lower())
+    return f"### {say(title, lang)} {{ #{anchor} }}"
+
+
+def chart(name: str, alt: str, chart_names: list[str], lang: str) -> list[str]:
+    """Return the lines that show a chart, if it was drawn."""
+    return [f"![{say(alt, lang)}]({name})", ""] if name in chart_names else []
 
 
 def targets(results: dict[str, Any]) -> str:
@@ -499,7 +489,7 @@ def targets(results: dict[str, Any]) -> str:
 
 
 def write(results: dict[str, Any], out: Path) -> Path:
-    """Write results.json, the charts and summary.md into ``out``; return the summary's path."""
+    """Write results.json, the charts and the summaries into ``out``; return summary.md's path."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     try:
@@ -507,6 +497,8 @@ def write(results: dict[str, Any], out: Path) -> Path:
     except ImportError:  # matplotlib comes with the bench extra; without it, tables only.
         names = []
     path = out / "summary.md"
-    path.write_text(summary(results, names))
+    for lang in LANGUAGES:  # summary.md, then summary.zh.md.
+        suffix = "" if lang == "en" else f".{lang}"
+        (out / f"summary{suffix}.md").write_text(summary(results, names, lang))
     (out / "targets.md").write_text(targets(results))
     return path

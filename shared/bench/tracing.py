@@ -91,25 +91,6 @@ def summary(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
     return rows
 
 
-def table(results: dict[str, Any]) -> str:
-    """Return the Markdown table of the tracing scenario."""
-    lines = [
-        "| crawler | CPU per page, no trace | with trace | extra with trace "
-        "| recorder calls per page | extra without trace (counted) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for name, row in summary(results).items():
-        cells = [
-            f"{row['off_us']:.0f} µs" if row["off_us"] else "-",
-            f"{row['on_us']:.0f} µs" if row["on_us"] else "-",
-            f"{row['extra_on']:+.1%}" if row["extra_on"] is not None else "-",
-            f"{row['calls_per_page']:.1f}" if row["calls_per_page"] else "-",
-            f"{row['extra_off']:.2%}" if row["extra_off"] is not None else "-",
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Return (target, measured, verdict) rows: the extra CPU per page on and off."""
     rows = []

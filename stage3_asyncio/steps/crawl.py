@@ -8,10 +8,12 @@ and parses the response, and keeps connections open for the next request.
 ``crawl`` cancels the workers once the queue is joined, so none is left
 behind when ``asyncio.run`` closes the loop.
 
-Still wrong: no timeout, no retry, no limits beyond ``max_tasks``, and a
-fetch that fails ends its worker.  The finished stage (``stage3_asyncio``)
-adds timeouts and retries, counts redirects, records every outcome in a
-report, and shares its crawl policy with the other stages.
+Still wrong: no timeout, no retry, no limits beyond ``max_tasks``.  A
+fetch that fails ends its worker without a word: ``gather`` swallows the
+error and the URL is never printed.  Once ``max_tasks`` fetches have
+failed, no worker is left, and ``join`` waits forever.  The finished stage
+(``stage3_asyncio``) adds timeouts and retries, records every outcome,
+counts redirects, and shares its crawl policy with the other stages.
 """
 
 import asyncio
@@ -34,7 +36,9 @@ class Crawler:
     async def crawl(self) -> None:
         """Start the workers; return once every URL is done."""
         async with aiohttp.ClientSession() as self.session:
-            workers = [asyncio.create_task(self.work()) for _ in range(self.max_tasks)]
+            workers = [
+                asyncio.create_task(self.work()) for _ in range(self.max_tasks)
+            ]
             await self.q.join()
             for worker in workers:
                 worker.cancel()
@@ -55,7 +59,8 @@ class Crawler:
             body = await response.read()
         print(f"{response.status} {url}")
         status, headers = response.status, response.headers
-        for link in links_to_follow(url, status, headers, body) - self.seen_urls:
+        links = links_to_follow(url, status, headers, body)
+        for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
 
@@ -64,4 +69,5 @@ if __name__ == "__main__":
     start = time.perf_counter()
     crawler = Crawler(url_from_argv())
     asyncio.run(crawler.crawl())
-    print(f"{len(crawler.seen_urls)} URLs in {time.perf_counter() - start:.3f} s")
+    elapsed = time.perf_counter() - start
+    print(f"{len(crawler.seen_urls)} URLs in {elapsed:.3f} s")

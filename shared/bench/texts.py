@@ -1,0 +1,207 @@
+"""The words of the benchmark's summary, in English and in Chinese.
+
+``report.summary`` writes ``summary.md`` for the English pages and
+``summary.zh.md`` for the Chinese ones from the same figures.  Its fixed
+text (headings, table headers, labels, and the paragraphs as
+``str.format`` templates) is written in English in the report, and each
+piece goes through ``say``, which looks up the Chinese here.  A piece with
+no Chinese is an error, not an English line on a Chinese page.  The charts
+and ``targets.md`` (for the maintainers) stay in English.
+"""
+
+from __future__ import annotations
+
+LANGUAGES = ("en", "zh")
+
+THROUGHPUT = (
+    "A {pages:,}-page site ({urls:,} URLs, redirects included) with no latency, max_tasks "
+    "{max_tasks}. Pages/s is the site's {urls:,} URLs divided by the wall time of the whole "
+    "crawl; requests are counted by the server (`wget -r` asks for some pages twice). CPU per "
+    "request is measured from outside the processes."
+)
+CONCURRENCY = (
+    "A {pages:,}-page site ({urls:,} URLs), {latency_ms:.0f} ms latency per response. The "
+    "ideal is a simulated work-conserving crawler on the site's own link graph, with the same "
+    "number of slots, every fetch waiting exactly the latency, and then each page costing the "
+    "CPU time the real crawler measured per URL in that run, on one core, one page at a time: "
+    "the median over five orders of queuing each page's links. So the ratio counts time lost "
+    "waiting, not the speed of the machine. The second column is the ideal without CPU. No "
+    "crawler can beat the graph's depth times the latency, {lower_bound:.1f} s. Each cell: "
+    "median wall time, its ratio to that crawler's own ideal, and the crawler's CPU time."
+)
+MEMORY = (
+    "A slow local server holds every request until all of them are in flight; the crawler's "
+    "RSS is read then. kB per fetch = (RSS held − RSS before the crawl) / fetches held; it "
+    "includes the crawl's bookkeeping of each URL (a few hundred bytes). The thread crawler "
+    "runs one thread per fetch, with the default stack size."
+)
+SERVERS = (
+    "Both serve the test site from a process of their own, without a response cache. `ab` "
+    "asks for one content page, {concurrency} at a time: {requests:,} requests with a new "
+    "connection each, then {keep_alive_requests:,} with keep-alive (`-k`); the servers take "
+    "turns, median of the runs. `ab` itself needs most of a core, and the machine is shared, "
+    "so the other processes' CPU is shown beside. Idle connections: each client connects, "
+    "asks for the page once and goes quiet; kB per idle connection = (server RSS with all of "
+    "them open − RSS before) / connections; held = how many then answered a second request "
+    "on the same connection."
+)
+PARSERS = (
+    "Cost of finding the links of one page of the test site ({pages} pages, "
+    "{bytes_per_page:,.0f} bytes on average), best of five."
+)
+TRACING = (
+    "A {pages:,}-page site with no latency, max_tasks {max_tasks}, crawled with `trace=` and "
+    "without, turn about. CPU per page is the crawl's own CPU time (writing the trace "
+    "included) over the URLs it recorded. Without a trace the crawlers still call a recorder "
+    "that does nothing; that cost is counted instead of timed: the recorder calls per page "
+    "of the traced crawl times the cost of one call ({noop_ns:.0f} ns)."
+)
+# The machine's keys that the summary shows (see report.MACHINE_LOAD for the others).
+MACHINE = ("date", "commit", "cpu", "memory", "system", "python", "packages", "tools")
+
+ZH = {
+    # The cost of a trace (shared/bench/tracing.py).
+    TRACING: (
+        "一个 {pages:,} 页、没有延迟的站点，max_tasks 为 {max_tasks}，带 `trace=` 和不带各爬一次，"
+        "轮流进行。每页 CPU 是爬取本身的 CPU 时间（包括写记录文件）除以它记录的 URL 数。"
+        "不带记录时，爬虫仍然会调用一个什么也不做的记录器；这部分开销是算出来的，不是测出来的："
+        "带记录的那次爬取每页调用记录器的次数，乘以一次调用的开销（{noop_ns:.0f} ns）。"
+    ),
+    "The cost of a trace": "记录的代价",
+    "CPU µs per page, no trace": "每页 CPU µs（不记录）",
+    "with a trace": "带记录",
+    "more with a trace": "带记录时多出",
+    "recorder calls per page": "每页调用记录器次数",
+    "more without a trace (counted)": "不记录时多出（按调用次数算）",
+    # The crawlers and servers.
+    "stage 1 (callbacks)": "第一阶段（回调）",
+    "stage 2 (generators)": "第二阶段（生成器）",
+    "stage 3 (asyncio)": "第三阶段（asyncio）",
+    "stage 3 on uvloop": "第三阶段，跑在 uvloop 上",
+    "threads (blocking)": "线程（阻塞式）",
+    "Scrapy": "Scrapy",
+    "wget -r": "wget -r",
+    "aiohttp.web": "aiohttp.web",
+    "stage 2's server": "第二阶段的服务器",
+    # The first line.
+    "median of {runs} runs": "{runs} 次运行的中位数",
+    "a quick run, one run each and smaller scenarios: indicative only": (
+        "快速运行，每项只跑一次，场景也更小：仅供参考"
+    ),
+    "Measured on {date} ({runs}), commit `{commit}`.": "测于 {date}（{runs}），提交 `{commit}`。",
+    # Headings and charts.
+    "Throughput": "吞吐量",
+    "Concurrency against the ideal": "并发与理想值",
+    "Memory per in-flight fetch, and C10K": "每个在途抓取的内存，以及 C10K",
+    "Stage 2's HTTP server beside aiohttp.web": "第二阶段的 HTTP 服务器与 aiohttp.web",
+    "The link parser": "链接解析器",
+    "Machine": "机器",
+    "Pages per second, by crawler": "各爬虫每秒抓取的页面数",
+    "Wall time over the ideal, by max_tasks": "不同 max_tasks 下挂钟时间与理想值之比",
+    "Memory per in-flight fetch": "每个在途抓取占用的内存",
+    # Paragraphs.
+    THROUGHPUT: (
+        "站点共 {pages:,} 个页面（连同重定向共 {urls:,} 个 URL），没有延迟，max_tasks 为 "
+        "{max_tasks}。页面/秒是站点的 {urls:,} 个 URL 除以整次爬取的挂钟时间；请求数由服务器"
+        "统计（`wget -r` 有些页面会请求两次）。每个请求的 CPU 时间是在进程外部测得的。"
+    ),
+    CONCURRENCY: (
+        "站点共 {pages:,} 个页面（{urls:,} 个 URL），每个应答延迟 {latency_ms:.0f} 毫秒。"
+        "理想值来自模拟：在站点自己的链接图上，让一个从不空着空位的爬虫去爬，空位数与真实爬虫"
+        "相同，每次抓取恰好等一个延迟，之后每个页面再花掉真实爬虫在这次运行中测得的每个 URL "
+        "的 CPU 时间，在一个核心上一次处理一个页面；页面链接的入队顺序取五种，结果取中位数。"
+        "所以这个比值反映的是等待中损失的时间，与机器快慢无关。第二列是不计 CPU 的理想值。"
+        "任何爬虫都快不过链接图的深度乘以延迟，即 {lower_bound:.1f} 秒。每个单元格依次是："
+        "挂钟时间的中位数、它与该爬虫自身理想值之比，以及爬虫的 CPU 时间。"
+    ),
+    MEMORY: (
+        "一个很慢的本地服务器把每个请求都压着不答，直到所有请求都在途，这时读取爬虫的 RSS。"
+        "每次抓取 kB =（保持时的 RSS − 爬取前的 RSS）/ 同时保持的抓取数，其中包括爬取为每个 "
+        "URL 所做的记录（几百字节）。线程爬虫每次抓取用一个线程，栈大小取默认值。"
+    ),
+    SERVERS: (
+        "两个服务器都在各自的进程里提供测试站点，不缓存响应。`ab` 反复请求同一个内容页面，"
+        "每次 {concurrency} 个并发：先是 {requests:,} 个请求，每个都新建连接，然后是 "
+        "{keep_alive_requests:,} 个保持连接的请求（`-k`）；两个服务器轮流测，取各次运行的"
+        "中位数。`ab` 自己就要占去大半个核心，机器又是共用的，所以旁边列出了其他进程占用的 "
+        "CPU。空闲连接：每个客户端连上后请求一次页面，然后就不再作声；每个空闲连接 kB =（所有"
+        "连接都打开时服务器的 RSS − 之前的 RSS）/ 连接数；保持住的连接，是之后还能在同一连接上"
+        "应答第二个请求的连接。"
+    ),
+    PARSERS: (
+        "在测试站点的一个页面上找出全部链接的开销（共 {pages} 个页面，平均每页 "
+        "{bytes_per_page:,.0f} 字节），取五次中最好的一次。"
+    ),
+    # Throughput table.
+    "crawler": "爬虫",
+    "pages/s": "页面/秒",
+    "wall (s)": "挂钟时间（秒）",
+    "requests": "请求数",
+    "crawler CPU µs/request": "爬虫 CPU（微秒/请求）",
+    "server CPU µs/request": "服务器 CPU（微秒/请求）",
+    "same as oracle": "与预期结果一致",
+    "errors": "出错次数",
+    "yes": "是",
+    "no": "否",
+    "Measured with {tool}, GET /pages/1/.": "用 {tool} 测得，请求 GET /pages/1/。",
+    "server ceiling": "服务器上限",
+    "requests/s": "请求/秒",
+    "new connection per request": "每个请求新建连接",
+    "keep-alive": "保持连接",
+    # Concurrency table.
+    "ideal, no CPU (s)": "理想值，不计 CPU（秒）",
+    "{wall} s ({ratio} its ideal of {ideal} s), CPU {cpu} s{warning}": (
+        "{wall} 秒（为其理想值 {ideal} 秒的 {ratio}），CPU {cpu} 秒{warning}"
+    ),
+    " ⚠ over max_tasks": " ⚠ 超过 max_tasks",
+    # Memory table.
+    "fetches held": "同时保持的抓取数",
+    "RSS before (MB)": "爬取前 RSS（MB）",
+    "RSS held (MB)": "保持时 RSS（MB）",
+    "kB per fetch": "每次抓取 kB",
+    "× a thread's": "为线程的几倍",
+    "s to hold all": "全部保持所需秒数",
+    "s to finish after release": "放行后收尾秒数",
+    "complete": "完成",
+    "{complete} of {runs}": "{complete} / {runs}",
+    " ({failed} failed)": "（{failed} 次失败）",
+    # Servers table.
+    "server": "服务器",
+    "requests/s, new connections": "请求/秒，新建连接",
+    "requests/s, keep-alive": "请求/秒，保持连接",
+    "other processes' CPU during ab (cores)": "ab 运行时其他进程的 CPU（核）",
+    "kB per idle connection": "每个空闲连接 kB",
+    "idle connections held": "保持住的空闲连接",
+    "machine busy while held (cores)": "保持期间机器的繁忙程度（核）",
+    "{held:,} of {connections:,}": "{held:,} / {connections:,}",
+    # Parser table.
+    "parser": "解析器",
+    "reading the page (µs)": "读取页面（微秒）",
+    "whole extract_links (µs)": "整个 extract_links（微秒）",
+    "link path: parse, resolve, normalize, filter (µs)": (
+        "链接全程：解析、补全为绝对 URL、规范化、筛选（微秒）"
+    ),
+    "same links": "链接相同",
+    "html.parser (standard library)": "html.parser（标准库）",
+    "selectolax (lexbor, C)": "selectolax（lexbor，C 语言）",
+    # Machine table.
+    "date": "日期",
+    "commit": "提交",
+    "cpu": "处理器",
+    "memory": "内存",
+    "system": "系统",
+    "python": "Python",
+    "packages": "软件包",
+    "tools": "工具",
+}
+
+
+def say(text: str, lang: str) -> str:
+    """Return ``text`` in ``lang``: itself in English, its Chinese in Chinese.
+
+    Raises KeyError for text that has no Chinese in ``ZH``, and ValueError
+    for a language other than "en" and "zh".
+    """
+    if lang not in LANGUAGES:
+        raise ValueError(f"no summary in {lang!r}: only {LANGUAGES}")
+    return text if lang == "en" else ZH[text]
