@@ -158,7 +158,9 @@ def crawl_step(url: str, out: str) -> None:
             finally:
                 recorder.end(url)
 
-    crawler = WatchedCrawler(url, selector, max_tasks=MAX_TASKS)
+    crawler = WatchedCrawler(url, max_tasks=MAX_TASKS)
+    crawler.selector.close()
+    crawler.selector = selector
     run(selector, crawler.crawl())
     recorder.write(out)
 
