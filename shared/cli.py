@@ -263,7 +263,9 @@ def check_oracle(crawler: Any, root: str, pages: int) -> int:
     if crawler.max_pages is not None or crawler.max_depth is not None:
         print("Oracle: not checked: --max-pages and --max-depth leave part of the site out.")
         return EXIT_OK
-    expected = expected_results(root, pages, crawler.max_redirect, crawler.obey_robots)
+    expected = expected_results(
+        root, pages, crawler.max_redirect, crawler.obey_robots, crawler.sitemaps
+    )
     got = {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
     if got == expected and len(crawler.done) == len(expected):
         print(f"Oracle: all {len(expected)} urls match the test site's expected results.")

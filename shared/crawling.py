@@ -21,8 +21,9 @@ from shared.encoding import decode_body, find_encoding
 from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
-from shared.polite import Politeness
+from shared.polite import Politeness, RobotsRules, origin_of
 from shared.retry import backoff
+from shared.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
 from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
@@ -63,8 +64,13 @@ class CrawlerBase(CrawlOptions):
         self.policy = UrlPolicy(self.roots, exclude=self.exclude, strict=self.strict)
         # What the crawl knows about each host: robots.txt rules, last request.
         self.polite = Politeness(
-            obey_robots=self.obey_robots, delay=self.delay, user_agent=self.user_agent
+            obey_robots=self.obey_robots,
+            delay=self.delay,
+            user_agent=self.user_agent,
+            read_robots=self.sitemaps,  # Its Sitemap: lines are wanted.
         )
+        self.sitemap_urls: set[str] = set()  # URLs to read as sitemaps, not pages.
+        self.root_origins: set[str] = set()  # Whose robots.txt names sitemaps.
         self.pages_fetched = 0  # URLs admitted for fetching, for max_pages.
         self.depths: dict[str, int] = {}  # Links from a root, when max_depth is set.
         self.seen_urls: set[str] = set()
@@ -116,6 +122,7 @@ class CrawlerBase(CrawlOptions):
             if url in self.seen_urls:
                 continue
             if problem is None:
+                self.root_origins.add(origin_of(url))
                 self.add_url(url)
             else:
                 self.logger.error("cannot crawl root %r: %s", root, problem)
@@ -213,6 +220,9 @@ class CrawlerBase(CrawlOptions):
         if response.status in REDIRECT_STATUSES and "location" in response.headers:
             self.follow_redirect(url, max_redirect, response)
             return
+        if url in self.sitemap_urls:
+            self.handle_sitemap(url, response)
+            return
         self.recorder.phase(url, "parse")
         stat, links = self.parse_links(url, response)
         complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
@@ -236,6 +246,8 @@ class CrawlerBase(CrawlOptions):
         self.record_statistic(redirect(url, next_url, response.status))
         if next_url in self.seen_urls:
             return
+        if url in self.sitemap_urls:  # A sitemap that moved is still a sitemap.
+            self.sitemap_urls.add(next_url)
         if not self.url_allowed(next_url):
             self.logger.info("not following redirect to %s from %s", next_url, url)
         elif max_redirect > 0:
@@ -274,6 +286,69 @@ class CrawlerBase(CrawlOptions):
         return stat, links
 
     # --8<-- [end:parse_links]
+
+    # --8<-- [start:sitemaps]
+    def rules_known(self, origin: str, rules: RobotsRules) -> None:
+        """Keep a host's robots.txt rules; for a root host, queue its sitemaps."""
+        self.polite.host(origin).rules = rules
+        if self.sitemaps and origin in self.root_origins:
+            self.root_origins.discard(origin)  # Once per host.
+            robots_url = origin + "/robots.txt"
+            for location in rules.sitemaps() or [origin + "/sitemap.xml"]:
+                self.add_sitemap(location, robots_url)
+
+    def add_sitemap(self, location: str, base: str) -> None:
+        """Queue the sitemap at ``location`` if the crawl allows it, up to MAX_SITEMAPS."""
+        try:
+            url = normalize_url(location, base)
+        except ValueError:
+            self.logger.warning("bad sitemap URL %r in %s", location, base)
+            return
+        if url in self.seen_urls or not self.policy.normal_url_allowed(url):
+            return
+        if len(self.sitemap_urls) >= MAX_SITEMAPS:
+            self.logger.warning("more than %d sitemaps: not reading %s", MAX_SITEMAPS, url)
+            return
+        self.sitemap_urls.add(url)
+        self.add_url(url)
+
+    def handle_sitemap(self, url: str, response: Response) -> None:
+        """Record a sitemap's answer, then queue the sitemaps or pages it lists."""
+        media_type = parse_content_type(response.headers.get("content-type"))[0]
+        stat = FetchStatistic(
+            url, None, response.status, None, len(response.body), media_type, None, 0, 0
+        )
+        index, listed = False, list[str]()
+        try:
+            if response.truncated:
+                raise ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+            if response.status == 200:
+                index, listed = read_sitemap(response.body, url, media_type, self.max_size)
+        except (BadSitemap, ResponseTooLarge) as error:
+            self.logger.warning("cannot read sitemap %s: %s", url, error)
+            stat = stat._replace(exception=error)
+        links = self.allowed_links(listed, url)
+        new = links.difference(self.seen_urls)
+        self.record_statistic(stat._replace(num_urls=len(links), num_new_urls=len(new)))
+        for link in sorted(new):
+            if index:
+                self.add_sitemap(link, url)
+            else:
+                self.add_url(link)  # As deep as a root: a sitemap lists it.
+
+    def allowed_links(self, locations: Iterable[str], base: str) -> set[str]:
+        """Return the normalized URLs of ``locations`` that the crawl allows."""
+        links = set()
+        for location in locations:
+            try:
+                link = normalize_url(location, base)
+            except ValueError:
+                continue
+            if self.policy.normal_url_allowed(link):
+                links.add(link)
+        return links
+
+    # --8<-- [end:sitemaps]
 
     def record_crash(self, url: str, error: Exception) -> None:
         """Record a URL whose fetch failed through a bug, so it is not lost."""

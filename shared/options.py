@@ -199,6 +199,12 @@ class CrawlOptions:
         "a longer wait gives up on the URL",
         metavar="SECS",
     )
+    sitemaps: bool = option(
+        False,
+        flag,
+        "also crawl the pages each root host lists in its sitemaps "
+        "(robots.txt Sitemap: lines, else /sitemap.xml)",
+    )
     max_pages: int | None = option(
         None,
         optional(whole_number(1)),

@@ -101,6 +101,10 @@ class RobotsRules:
             return self.everything
         return self.parser.can_fetch(url, self.user_agent)
 
+    def sitemaps(self) -> list[str]:
+        """Return the ``Sitemap:`` URLs of the robots.txt, as written."""
+        return list(self.parser.sitemaps) if self.parser else []
+
     def crawl_delay(self) -> float:
         """Return the Crawl-delay asked of the user agent (0 if none), at most 60 s."""
         delay = self.parser.crawl_delay(self.user_agent) if self.parser else None
@@ -184,9 +188,16 @@ class Politeness:
     """
 
     def __init__(
-        self, *, obey_robots: bool = False, delay: float = 0.0, user_agent: str = USER_AGENT
+        self,
+        *,
+        obey_robots: bool = False,
+        delay: float = 0.0,
+        user_agent: str = USER_AGENT,
+        read_robots: bool = False,
     ) -> None:
         self.obey_robots = obey_robots
+        # Fetch each robots.txt even when not obeying it (for its Sitemap: lines).
+        self.read_robots = obey_robots or read_robots
         self.delay = delay
         self.user_agent = user_agent
         self.hosts: dict[str, Host] = {}
@@ -196,7 +207,7 @@ class Politeness:
         origin = origin_of(url)
         host = self.hosts.get(origin)
         if host is None:
-            rules = None if self.obey_robots else RobotsRules.allow_all(self.user_agent)
+            rules = None if self.read_robots else RobotsRules.allow_all(self.user_agent)
             host = self.hosts[origin] = Host(origin, rules)
         return host
 
@@ -204,11 +215,13 @@ class Politeness:
         """Return why robots.txt forbids ``url``, or None; its rules must be known."""
         rules = self.host(url).rules
         assert rules is not None, "fetch the host's robots.txt first"
-        return None if rules.allowed(url) else RobotsDisallowed(rules.refusal)
+        if not self.obey_robots or rules.allowed(url):
+            return None
+        return RobotsDisallowed(rules.refusal)
 
     def delay_of(self, host: Host) -> float:
         """Return the seconds between two requests to ``host``: --delay or Crawl-delay."""
-        crawl_delay = host.rules.crawl_delay() if host.rules else 0.0
+        crawl_delay = host.rules.crawl_delay() if host.rules and self.obey_robots else 0.0
         return max(self.delay, crawl_delay)
 
     def wait_before(self, url: str, now: float) -> float:

@@ -195,6 +195,7 @@ class Crawler(CrawlerBase):
                 robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
+        self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules
 
     # --8<-- [end:robots]

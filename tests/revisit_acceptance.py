@@ -10,12 +10,19 @@ stage runs it.  What it checks, the same in every stage:
   one that cannot be read, the wait is an exponential backoff.  The times
   are the stage's own loop clock (``Crawler.on_request``), never a timer of
   the test's.
+- With ``sitemaps=True``, the sitemaps a root host's robots.txt names (or
+  its ``/sitemap.xml``) are fetched and recorded like pages, sitemap index
+  files are followed, gzip-compressed sitemaps are read, and the pages
+  they list that the crawl allows are queued.  A sitemap that is too long
+  (a gzip bomb included), not XML, or declares a DOCTYPE is recorded with
+  the reason, and the crawl goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import gzip
 import math
 import time
 import types
@@ -27,7 +34,12 @@ from aiohttp import web
 
 from shared.report import report
 from shared.retry import BACKOFF_BASE, RetryAfterTooLong
+from shared.server import ServerThread, make_app
+from shared.site import expected_results
+from shared.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
+from shared.stats import ResponseTooLarge, RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.polite_acceptance import check_each_url_once, fetched, skipped
 from tests.servers import DEADLINE, PageServer
 
 SLOW = pytest.mark.slow  # As in tests.acceptance: over a second.
@@ -51,13 +63,37 @@ def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Han
     return handler
 
 
+def urlset(*locations: str, root: str = "urlset", entry: str = "url") -> bytes:
+    """Return a sitemap listing ``locations`` (an index with root="sitemapindex")."""
+    items = "".join(f"<{entry}><loc>{location}</loc></{entry}>" for location in locations)
+    namespace = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    return f'<?xml version="1.0"?><{root} {namespace}>{items}</{root}>'.encode()
+
+
+def index(*locations: str) -> bytes:
+    """Return a sitemap index listing the sitemaps at ``locations``."""
+    return urlset(*locations, root="sitemapindex", entry="sitemap")
+
+
+def add_sitemap(pages: PageServer, path: str, body: bytes, gzipped: bool = False) -> str:
+    """Serve a sitemap at ``path`` (as a .gz file if ``gzipped``); return its URL."""
+    if gzipped:
+        return pages.add_page(path, body=gzip.compress(body), content_type="application/gzip")
+    return pages.add_page(path, body=body, content_type="application/xml")
+
+
+def add_robots(pages: PageServer, *lines: str) -> None:
+    """Serve a robots.txt of ``lines``."""
+    pages.add_page("/robots.txt", body="\n".join(lines).encode(), content_type="text/plain")
+
+
 def retry_after(value: str) -> dict[str, str]:
     """Return the headers of an answer that asks to come back after ``value``."""
     return {"Retry-After": value}
 
 
 class RevisitTests:
-    """Retry-After and backoff; mixed into AcceptanceTests."""
+    """Retry-After and backoff, sitemaps; mixed into AcceptanceTests."""
 
     stage: types.ModuleType
     crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
@@ -177,3 +213,111 @@ class RevisitTests:
             line.strip() for line in lines
         }
         assert {stat.status for stat in crawler.done} == {200}
+
+    # --- Sitemaps -----------------------------------------------------------------------
+
+    @pytest.mark.parametrize("obey_robots", [True, False])
+    def test_full_crawl_with_sitemaps_matches_the_oracle(self, obey_robots: bool) -> None:
+        with ServerThread(make_app(60)) as server:
+            crawler = self.crawl([server.url], obey_robots=obey_robots, sitemaps=True)
+        expected = expected_results(server.url, 60, obey_robots=obey_robots, sitemaps=True)
+        assert acceptance.results(crawler) == expected
+        assert (server.url + "sitemap-only/", 200, None) in expected
+        assert expected > expected_results(server.url, 60, obey_robots=obey_robots)
+
+    def test_sitemap_index_and_gzip_sitemap_are_followed(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_robots(pages, "User-agent: *", "Disallow: /no", "Sitemap: /index.xml")
+        add_sitemap(pages, "/index.xml", index("/a.xml", pages.url + "b.xml.gz"))
+        add_sitemap(pages, "/a.xml", urlset("/one", "/no", "http://example.com/off"))
+        add_sitemap(pages, "/b.xml.gz", urlset(pages.url + "two", "/one"), gzipped=True)
+        for path in ["/one", "/two", "/no"]:
+            pages.add_page(path, [])
+        crawler = self.crawl([root], sitemaps=True, obey_robots=True)
+        base = pages.url.rstrip("/")
+        sitemaps = {base + path for path in ["/index.xml", "/a.xml", "/b.xml.gz"]}
+        assert fetched(crawler) == {root, base + "/one", base + "/two", *sitemaps}
+        assert set(skipped(crawler, RobotsDisallowed)) == {base + "/no"}
+        listed = {s.url: s.num_urls for s in crawler.done if s.url in sitemaps}
+        assert listed == {base + "/index.xml": 2, base + "/a.xml": 2, base + "/b.xml.gz": 2}
+        assert all(s.exception is None for s in crawler.done if s.url in sitemaps)
+        check_each_url_once(crawler)
+
+    def test_sitemap_xml_when_robots_txt_names_none(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_robots(pages, "User-agent: *", "Disallow: /hidden")
+        add_sitemap(pages, "/sitemap.xml", urlset("/hidden"))
+        pages.add_page("/hidden", [])
+        crawler = self.crawl([root], sitemaps=True)  # robots.txt read, not obeyed.
+        assert fetched(crawler) == {root, pages.url + "sitemap.xml", pages.url + "hidden"}
+        assert pages.requests["/robots.txt"] == 1
+
+    def test_sitemaps_only_when_asked(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_sitemap(pages, "/sitemap.xml", urlset("/a"))
+        assert fetched(self.crawl([root], obey_robots=True)) == {root}
+        assert pages.requests["/sitemap.xml"] == 0
+
+    def test_sitemap_bomb_is_cut_and_recorded(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/after"])
+        pages.add_page("/after", [])
+        add_robots(pages, "Sitemap: /bomb.xml.gz", "Sitemap: /big.xml")
+        # 20 MB of one entry repeated: about 60 KB gzipped.
+        bomb = urlset(*["/x"] * 500_000)
+        add_sitemap(pages, "/bomb.xml.gz", bomb, gzipped=True)
+        add_sitemap(pages, "/big.xml", urlset(*["/y"] * 20_000))
+        crawler = self.crawl([root], sitemaps=True, max_size=100_000)
+        records = acceptance.by_url(crawler)
+        assert isinstance(records[pages.url + "bomb.xml.gz"].exception, SitemapTooLarge)
+        assert isinstance(records[pages.url + "big.xml"].exception, ResponseTooLarge)
+        assert fetched(crawler) == {
+            root,
+            pages.url + "after",
+            *(pages.url + p for p in ["bomb.xml.gz", "big.xml"]),
+        }
+        assert pages.requests["/x"] == pages.requests["/y"] == 0
+
+    @pytest.mark.parametrize(
+        ("body", "reason"),
+        [
+            (b"<urlset><url><loc>/a</loc></url>", "not well-formed XML"),
+            (b"<html><body>Not found</body></html>", "not a sitemap"),
+            (b"\x1f\x8b not really gzip", "not well-formed XML"),
+            (
+                b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+                b'<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>'
+                b"<urlset><url><loc>/&lol2;</loc></url></urlset>",
+                "a DOCTYPE is not allowed",
+            ),
+        ],
+    )
+    def test_malformed_sitemap_is_recorded_not_fatal(
+        self, pages: PageServer, body: bytes, reason: str
+    ) -> None:
+        root = pages.add_page("/", ["/b"])
+        pages.add_page("/b", [])
+        sitemap = add_sitemap(pages, "/sitemap.xml", body)
+        crawler = self.crawl([root], sitemaps=True)
+        record = acceptance.by_url(crawler)[sitemap]
+        assert record.status == 200 and isinstance(record.exception, BadSitemap)
+        assert reason in str(record.exception)
+        assert fetched(crawler) == {root, pages.url + "b", sitemap}
+
+    def test_bad_gzip_sitemap_is_recorded(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        sitemap = pages.add_page(
+            "/sitemap.xml", body=b"\x1f\x8b\x08garbage", content_type="application/gzip"
+        )
+        crawler = self.crawl([root], sitemaps=True)
+        assert "not a gzip file" in str(acceptance.by_url(crawler)[sitemap].exception)
+
+    def test_sitemap_count_is_limited(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        maps = [f"/map/{n}.xml" for n in range(MAX_SITEMAPS + 5)]
+        add_sitemap(pages, "/sitemap.xml", index(*maps))
+        for path in maps:
+            add_sitemap(pages, path, urlset())
+        crawler = self.crawl([root], sitemaps=True, max_tasks=20)
+        read = [path for path in ["/sitemap.xml", *maps] if pages.requests[path]]
+        assert len(read) == MAX_SITEMAPS
+        check_each_url_once(crawler)

@@ -138,6 +138,7 @@ def test_parser_defaults() -> None:
         "delay": 0.0,
         "max_per_host": 8,
         "max_retry_after": 120.0,
+        "sitemaps": False,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
@@ -151,7 +152,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
         + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
         + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--trace", "t.json"]
-        + ["--max-retry-after", "30"]
+        + ["--max-retry-after", "30", "--sitemaps"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -165,6 +166,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "delay": 0.5,
         "max_per_host": 2,
         "max_retry_after": 30.0,
+        "sitemaps": True,
         "max_pages": 7,
         "max_depth": 0,
         "user_agent": "test-bot/2.0",
@@ -522,6 +524,7 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(
 def test_check_oracle_reports_a_mismatch(capsys: pytest.CaptureFixture[str]) -> None:
     root = "http://127.0.0.1:8000/"
     options = {"max_redirect": 10, "obey_robots": True, "max_pages": None, "max_depth": None}
+    options["sitemaps"] = False
     crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, root, 10) == cli.EXIT_MISMATCH
     out = capsys.readouterr().out
@@ -533,6 +536,7 @@ def test_check_oracle_is_skipped_when_a_limit_leaves_pages_out(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     options = {"max_redirect": 10, "obey_robots": True, "max_pages": 5, "max_depth": None}
+    options["sitemaps"] = False
     crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, "http://127.0.0.1:8000/", 10) == cli.EXIT_OK
     assert capsys.readouterr().out.startswith("Oracle: not checked: --max-pages and --max-depth")

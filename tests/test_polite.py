@@ -257,3 +257,12 @@ def test_without_a_delay_every_request_may_start_at_once() -> None:
 def test_default_user_agent_names_the_project() -> None:
     assert Politeness().user_agent == USER_AGENT
     assert USER_AGENT.startswith("crawler-tutorial/")
+
+
+def test_robots_read_for_sitemaps_but_not_obeyed() -> None:
+    polite = Politeness(read_robots=True, delay=0.5)
+    url = "http://a.test/private/x"
+    assert polite.host(url).rules is None  # To be fetched, for its Sitemap: lines.
+    polite.host(url).rules = RobotsRules.parse(b"User-agent: *\nDisallow: /\nCrawl-delay: 9\n")
+    assert polite.refusal(url) is None
+    assert polite.delay_of(polite.host(url)) == 0.5  # The Crawl-delay is not obeyed either.
