@@ -17,6 +17,8 @@ def test_fetch_statistic_fields_in_the_contract_order() -> None:
         "encoding",
         "num_urls",
         "num_new_urls",
+        "etag",
+        "last_modified",
     )
 
 
