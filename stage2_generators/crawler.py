@@ -6,10 +6,12 @@ Here each fetch is one generator function that reads top to bottom, as the
 connects, sends and reads with ``yield from`` wherever it must wait, and the
 ``Task`` that drives it resumes it when the socket is ready.  The crawl is
 the one of stage 3: a queue of ``(url, max_redirect)`` pairs, ``max_tasks``
-workers that take URLs from it, and ``crawl()`` that waits until the queue
-is joined.  The loop, futures, tasks, queue and ``wait_for`` are this
-stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``queues.py``), with
-asyncio's names, so that stage 3 only swaps them for the real ones.
+workers that take URLs from it, started in a ``TaskGroup`` so that none
+outlives the crawl, and ``crawl()`` that waits until the queue is joined.
+The loop, futures, tasks, task group, queue and ``wait_for`` are this
+stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``taskgroups.py``,
+``queues.py``), with asyncio's names, so that stage 3 only swaps them for
+the real ones.
 Politeness (robots.txt, a delay and a limit per host, see ``shared.polite``)
 waits with the same primitives: a ``Semaphore`` per host, ``sleep`` for the
 delay, and one ``Task`` per host that fetches its robots.txt.
@@ -38,7 +40,8 @@ from shared.stats import failure
 from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
-from stage2_generators.tasks import Task, create_task, current_task, gather, sleep, wait_for
+from stage2_generators.taskgroups import TaskGroup, run_in_group
+from stage2_generators.tasks import Task, create_task, current_task, sleep, wait_for
 from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
@@ -74,19 +77,26 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:crawl]
     def crawl(self) -> Coroutine:
-        """Run the crawl until every queued URL is done."""
+        """Run the crawl until every queued URL is done.
+
+        The workers run in a task group, so none outlives the crawl, and
+        a worker that dies of a bug ends the crawl with that error.
+        """
+        yield from run_in_group(self.crawl_in)
+
+    def crawl_in(self, group: TaskGroup) -> Coroutine:
+        """Start the workers in ``group``, wait for the queue, stop them."""
         # Named for the lanes of a trace.
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]
-        workers = [create_task(self.work(), name=name) for name in names]
+        workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
         try:
             yield from self.q.join()
         finally:
             self.t1 = time.time()
-            for worker in workers:
-                worker.cancel()
-            yield from gather(*workers, return_exceptions=True)
+        for worker in workers:
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 

@@ -3,7 +3,8 @@
 This is the crawler of the 500 Lines chapter on today's asyncio.  Compared
 with stage 2 nothing new happens to the crawl itself: a queue of
 ``(url, max_redirect)`` pairs, ``max_tasks`` workers that take URLs from it,
-and ``crawl()`` that waits until the queue is joined.  What changes is who
+and ``crawl()`` that waits until the queue is joined.  The workers run in
+an ``asyncio.TaskGroup``, as stage 2's run in its own.  What changes is who
 does the work underneath: asyncio supplies the loop, the tasks and the
 queue, and aiohttp speaks HTTP (with keep-alive connections, which stages 1
 and 2 leave out).  Redirects are still handled by hand, because the crawler
@@ -81,17 +82,23 @@ class Crawler(CrawlerBase):
             # crawler counts its own tries, so turn that off (aiohttp's own
             # test client does the same).
             self.session._retry_connection = False
-            names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-            workers = [asyncio.create_task(self.work(), name=name) for name in names]
-            self.t0 = time.time()
-            self.add_roots()
-            try:
-                await self.q.join()
-            finally:
-                self.t1 = time.time()
-                for worker in workers:
-                    worker.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
+            # No worker outlives the crawl, and one that dies of a bug ends
+            # the crawl with its error instead of vanishing.
+            async with asyncio.TaskGroup() as group:
+                await self.crawl_in(group)
+
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
+        """Start the workers in ``group``, wait for the queue, stop them."""
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [group.create_task(self.work(), name=name) for name in names]
+        self.t0 = time.time()
+        self.add_roots()
+        try:
+            await self.q.join()
+        finally:
+            self.t1 = time.time()
+        for worker in workers:
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 
