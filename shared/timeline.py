@@ -123,9 +123,10 @@ def legend(with_loop: bool) -> list[str]:
     """Return the key of the colours, across the top."""
     parts, x = [], 4.0
     keys = [(name, COLOURS[name]) for name in PHASES]
+    keys += [("not parsed yet", "none")]  # A fetch's empty stretch: its request is over.
     keys += [("loop running code", RUNNING)] if with_loop else []
     for name, colour in keys:
-        parts.append(rect(x, 8, 10, 10, colour))
+        parts.append(rect(x, 8, 10, 10, colour, 'stroke="currentColor" stroke-width="0.5"'))
         parts.append(text(x + 14, 17, name))
         x += 24 + 6.5 * len(name)
     if with_loop:

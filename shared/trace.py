@@ -31,6 +31,7 @@ from __future__ import annotations
 import array
 import json
 import re
+import threading
 import time
 import typing
 from collections.abc import Callable
@@ -78,6 +79,8 @@ class Trace:
         self.fetches: list[Fetch] = []
         self.latest: dict[str, Fetch] = {}  # The latest fetch of each URL.
         self.in_flight = 0
+        # The thread crawler's threads all count: += is no single step for them.
+        self.counting = threading.Lock()
         self.counters = array.array("d")  # Time, URLs queued, fetches in flight; again...
         # The loop's events: start, end and how many events select() returned
         # (-1 for a run of code between two selects); again and again.
@@ -131,8 +134,9 @@ class Trace:
 
     def count(self, now: float, change: int) -> None:
         """Note the counters after ``change`` in the fetches in flight."""
-        self.in_flight += change
-        self.counters.extend((now, max(self.queued(), 0), self.in_flight))
+        with self.counting:
+            self.in_flight += change
+            self.counters.extend((now, max(self.queued(), 0), self.in_flight))
 
     # --- The loop: called by the hand-made loops of stages 1 and 2 -----------
 
