@@ -3,6 +3,7 @@
 ``serve`` waits in ``sock_accept`` until a client knocks, and starts a
 task for each connection, which runs ``shout``: it sends back what it
 reads, in capitals, with the crawler's ``sock_recv`` and ``sock_sendall``.
+A client may hang up at any moment: ``served`` ends its task quietly.
 The program runs three clients at once, prints what they got back and
 the time it took; with ``--port N``, it serves until Ctrl-C instead
 (``command.py``, which every server step uses).
@@ -12,6 +13,7 @@ Still wrong: a client that sends and never reads keeps its task stuck in
 ``sock_recv``, for as long as it stays connected.
 """
 
+import contextlib
 import socket
 from collections.abc import Callable, Generator
 from typing import Any
@@ -36,9 +38,15 @@ def serve(listener: socket.socket, handler: Handler = shout) -> Coroutine:
     try:
         while True:
             conn, _ = yield from get_running_loop().sock_accept(listener)
-            create_task(handler(conn))
+            create_task(served(handler, conn))
     finally:
         listener.close()
+
+
+def served(handler: Handler, conn: socket.socket) -> Coroutine:
+    """Run ``handler`` on ``conn``: a client may hang up at any moment."""
+    with conn, contextlib.suppress(ConnectionError):  # Reset, broken pipe.
+        yield from handler(conn)
 
 
 def listen(port: int = 0) -> socket.socket:

@@ -16,6 +16,7 @@ Still wrong: nothing stops a task from writing faster than its client
 reads, so the buffer can grow without limit.
 """
 
+import contextlib
 import selectors
 import socket
 
@@ -38,12 +39,8 @@ class Writer:
 
     def write(self, data: bytes) -> None:
         if not self.buffer:
-            try:
+            with contextlib.suppress(BlockingIOError):  # The socket is full.
                 data = data[self.sock.send(data) :]
-            except BlockingIOError:  # The socket is full: all of it waits.
-                pass
-            except ConnectionError:  # The client has gone: nobody reads it.
-                return
             if not data:
                 return
             # Bytes wait in the buffer: ask to be told when the socket has room.
