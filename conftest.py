@@ -38,6 +38,18 @@ def sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Send every test of the built docs site to one pytest-xdist worker.
+
+    ``built_site`` is built once per process; with ``-n auto`` and
+    ``--dist loadgroup`` (in pyproject.toml), the tests that need it share
+    one worker, so the site is built once instead of once per worker.
+    """
+    for item in items:
+        if "built_site" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("docs_site"))
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documentation site in both languages, built once per test run with --strict.

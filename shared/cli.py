@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from shared import frontier_cli
 from shared.options import add_arguments, from_arguments
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
@@ -80,6 +81,7 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add = parser.add_argument
     add("--json", metavar="FILE", help="also write one JSON object per URL to FILE")
     add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
+    frontier_cli.add_arguments(parser)  # --frontier, --lease, --report, --forget.
     add("--pages", type=int, default=DEFAULT_PAGES, metavar="N",
         help="size of the bundled site when no root is given (default: %(default)s)")  # fmt: skip
     add("--server", choices=SERVERS, default="aiohttp",
@@ -122,7 +124,9 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     try:  # Every check before any work: a usage error starts nothing.
         roots = [root_url(root) for root in args.roots]
         options = from_arguments(args)
-        if not roots and args.pages < MIN_PAGES:
+        if frontier_cli.requested(args):
+            frontier_cli.check(args, roots)
+        elif not roots and args.pages < MIN_PAGES:
             raise ValueError(f"the test site needs at least {MIN_PAGES} pages, not {args.pages}")
         module = load_stage(args.stage)
         saver = make_saver(args.save) if args.save else None
@@ -133,6 +137,9 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if frontier_cli.requested(args):  # The crawl's state lives in a server.
+        with json_file or contextlib.nullcontext():
+            return frontier_cli.run(args, roots, options, json_file, saver)
     with json_file or contextlib.nullcontext(), bundled_site(roots, args) as crawl_roots:
         crawler = module.Crawler(crawl_roots, **options.keywords())
         crawler.on_page = saver
@@ -203,8 +210,9 @@ def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[st
         return
     with site_server(args.server, args.pages) as server:
         if args.level > 0:
+            by = "stage 2's server" if args.server == "generators" else args.server
             print(
-                f"No root given: crawling the bundled test site at {server.url} ({args.server})",
+                f"No root given: crawling the bundled test site at {server.url}, served by {by}",
                 file=sys.stderr,
             )
         yield [server.url]
@@ -255,7 +263,9 @@ def check_oracle(crawler: Any, root: str, pages: int) -> int:
     if crawler.max_pages is not None or crawler.max_depth is not None:
         print("Oracle: not checked: --max-pages and --max-depth leave part of the site out.")
         return EXIT_OK
-    expected = expected_results(root, pages, crawler.max_redirect, crawler.obey_robots)
+    expected = expected_results(
+        root, pages, crawler.max_redirect, crawler.obey_robots, crawler.sitemaps
+    )
     got = {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
     if got == expected and len(crawler.done) == len(expected):
         print(f"Oracle: all {len(expected)} urls match the test site's expected results.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,11 +21,14 @@ from shared.encoding import decode_body, find_encoding
 from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
-from shared.polite import Politeness
+from shared.polite import Politeness, RobotsRules, origin_of
+from shared.retry import backoff
+from shared.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
 from shared.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
+    RobotsDisallowed,
     Skipped,
     failure,
     redirect,
@@ -60,13 +64,22 @@ class CrawlerBase(CrawlOptions):
         self.policy = UrlPolicy(self.roots, exclude=self.exclude, strict=self.strict)
         # What the crawl knows about each host: robots.txt rules, last request.
         self.polite = Politeness(
-            obey_robots=self.obey_robots, delay=self.delay, user_agent=self.user_agent
+            obey_robots=self.obey_robots,
+            delay=self.delay,
+            user_agent=self.user_agent,
+            read_robots=self.sitemaps,  # Its Sitemap: lines are wanted.
         )
+        self.sitemap_urls: set[str] = set()  # URLs to read as sitemaps, not pages.
+        self.root_origins: set[str] = set()  # Whose robots.txt names sitemaps.
         self.pages_fetched = 0  # URLs admitted for fetching, for max_pages.
         self.depths: dict[str, int] = {}  # Links from a root, when max_depth is set.
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
+        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        self.waits: Counter[str] = Counter()
+        # Why a URL's last answer was kept instead of tried again, when worth recording.
+        self.kept_answers: dict[str, Exception] = {}
         # Called with the URL and body of each complete HTML page (crawl --save).
         self.on_page: Callable[[str, bytes], None] | None = None
         # Called with the URL and the loop's clock as each request starts
@@ -109,6 +122,7 @@ class CrawlerBase(CrawlOptions):
             if url in self.seen_urls:
                 continue
             if problem is None:
+                self.root_origins.add(origin_of(url))
                 self.add_url(url)
             else:
                 self.logger.error("cannot crawl root %r: %s", root, problem)
@@ -143,7 +157,15 @@ class CrawlerBase(CrawlOptions):
         return reason
 
     def record_skip(self, url: str, reason: Skipped) -> None:
-        """Record a URL that is not fetched: not a failure, and not lost."""
+        """Record a URL that is not fetched: not a failure, and not lost.
+
+        A host whose name does not resolve is the exception: its pages could
+        not have been fetched, robots.txt or not, so each is a failure.
+        """
+        rules = self.polite.host(url).rules
+        if isinstance(reason, RobotsDisallowed) and rules and rules.name_error:
+            self.record_statistic(failure(url, rules.name_error))
+            return
         self.logger.info("skipping %s: %s", url, reason)
         self.record_statistic(skipped(url, reason))
 
@@ -164,11 +186,42 @@ class CrawlerBase(CrawlOptions):
             self.on_request(url, now)
         return wait
 
+    # --8<-- [start:come_back]
+    def come_back(self, url: str, response: Response, attempt: int, now: float) -> bool:
+        """Return True to try ``url`` again after a 429 or 503 answer.
+
+        The host is held (``Politeness.hold``) for as long as the server
+        asked, or for an exponential backoff; the stage's usual wait for its
+        turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
+        the loop's clock.
+        """
+        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        if decision is None or decision.seconds is None:
+            if decision is not None and decision.problem is not None:
+                self.logger.warning("not waiting: %s", decision.problem)
+                self.kept_answers[url] = decision.problem  # For parse_links.
+            return False
+        if decision.kind == "bad_retry_after":
+            value = header_text(response.headers.get("retry-after", ""))
+            self.logger.warning("unreadable Retry-After %r: %s", value, url)
+        self.logger.info(
+            "try %d for %s: %d, again in %.3f s",
+            *(attempt, url, response.status, decision.seconds),
+        )
+        self.waits[decision.kind] += 1
+        self.polite.hold(url, now + decision.seconds)
+        return True
+
+    # --8<-- [end:come_back]
+
     # --8<-- [start:handle_response]
     def handle_response(self, url: str, max_redirect: int, response: Response) -> None:
         """Record a response, then follow its redirect or queue its new links."""
         if response.status in REDIRECT_STATUSES and "location" in response.headers:
             self.follow_redirect(url, max_redirect, response)
+            return
+        if url in self.sitemap_urls:
+            self.handle_sitemap(url, response)
             return
         self.recorder.phase(url, "parse")
         stat, links = self.parse_links(url, response)
@@ -193,6 +246,8 @@ class CrawlerBase(CrawlOptions):
         self.record_statistic(redirect(url, next_url, response.status))
         if next_url in self.seen_urls:
             return
+        if url in self.sitemap_urls:  # A sitemap that moved is still a sitemap.
+            self.sitemap_urls.add(next_url)
         if not self.url_allowed(next_url):
             self.logger.info("not following redirect to %s from %s", next_url, url)
         elif max_redirect > 0:
@@ -211,9 +266,13 @@ class CrawlerBase(CrawlOptions):
         media_type, params = parse_content_type(content_type)
         is_page = media_type in LINK_MEDIA_TYPES
         encoding = find_encoding(params.get("charset"), response.body, sniff=is_page)
-        size, error, links = len(response.body), None, set()
+        size, links = len(response.body), set()
+        error: Exception | None = None
+        kept = self.kept_answers.pop(url, None)  # A 429 or 503 not waited for, and why.
         if response.truncated:
             error = ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+        elif kept is not None:
+            error = kept
         elif response.status == 200 and is_page:
             text = decode_body(response.body, encoding)
             found = extract_links(text, url, encoding)
@@ -227,6 +286,69 @@ class CrawlerBase(CrawlOptions):
         return stat, links
 
     # --8<-- [end:parse_links]
+
+    # --8<-- [start:sitemaps]
+    def rules_known(self, origin: str, rules: RobotsRules) -> None:
+        """Keep a host's robots.txt rules; for a root host, queue its sitemaps."""
+        self.polite.host(origin).rules = rules
+        if self.sitemaps and origin in self.root_origins:
+            self.root_origins.discard(origin)  # Once per host.
+            robots_url = origin + "/robots.txt"
+            for location in rules.sitemaps() or [origin + "/sitemap.xml"]:
+                self.add_sitemap(location, robots_url)
+
+    def add_sitemap(self, location: str, base: str) -> None:
+        """Queue the sitemap at ``location`` if the crawl allows it, up to MAX_SITEMAPS."""
+        try:
+            url = normalize_url(location, base)
+        except ValueError:
+            self.logger.warning("bad sitemap URL %r in %s", location, base)
+            return
+        if url in self.seen_urls or not self.policy.normal_url_allowed(url):
+            return
+        if len(self.sitemap_urls) >= MAX_SITEMAPS:
+            self.logger.warning("more than %d sitemaps: not reading %s", MAX_SITEMAPS, url)
+            return
+        self.sitemap_urls.add(url)
+        self.add_url(url)
+
+    def handle_sitemap(self, url: str, response: Response) -> None:
+        """Record a sitemap's answer, then queue the sitemaps or pages it lists."""
+        media_type = parse_content_type(response.headers.get("content-type"))[0]
+        stat = FetchStatistic(
+            url, None, response.status, None, len(response.body), media_type, None, 0, 0
+        )
+        index, listed = False, list[str]()
+        try:
+            if response.truncated:
+                raise ResponseTooLarge(f"body longer than {self.max_size} bytes, cut there")
+            if response.status == 200:
+                index, listed = read_sitemap(response.body, url, media_type, self.max_size)
+        except (BadSitemap, ResponseTooLarge) as error:
+            self.logger.warning("cannot read sitemap %s: %s", url, error)
+            stat = stat._replace(exception=error)
+        links = self.allowed_links(listed, url)
+        new = links.difference(self.seen_urls)
+        self.record_statistic(stat._replace(num_urls=len(links), num_new_urls=len(new)))
+        for link in sorted(new):
+            if index:
+                self.add_sitemap(link, url)
+            else:
+                self.add_url(link)  # As deep as a root: a sitemap lists it.
+
+    def allowed_links(self, locations: Iterable[str], base: str) -> set[str]:
+        """Return the normalized URLs of ``locations`` that the crawl allows."""
+        links = set()
+        for location in locations:
+            try:
+                link = normalize_url(location, base)
+            except ValueError:
+                continue
+            if self.policy.normal_url_allowed(link):
+                links.add(link)
+        return links
+
+    # --8<-- [end:sitemaps]
 
     def record_crash(self, url: str, error: Exception) -> None:
         """Record a URL whose fetch failed through a bug, so it is not lost."""

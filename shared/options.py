@@ -192,6 +192,19 @@ class CrawlOptions:
         cli_default=8,
         why="Scrapy's default per domain; Crawler() sets no limit but max_tasks",
     )
+    max_retry_after: float = option(
+        120.0,
+        finite(seconds(zero_allowed=True)),
+        "wait at most this long when a 429 or 503 answer asks to (Retry-After); "
+        "a longer wait gives up on the URL",
+        metavar="SECS",
+    )
+    sitemaps: bool = option(
+        False,
+        flag,
+        "also crawl the pages each root host lists in its sitemaps "
+        "(robots.txt Sitemap: lines, else /sitemap.xml)",
+    )
     max_pages: int | None = option(
         None,
         optional(whole_number(1)),

@@ -6,7 +6,8 @@ and keep only a few requests in flight there.  Everything that is a decision
 lives here, free of any I/O, so the three stages decide alike: the rules of
 one robots.txt (``RobotsRules``), how the answers to a robots.txt request
 become rules (``RobotsFetch``), and when a host may get its next request
-(``Politeness.wait_before``).  How a stage *waits* for that moment is the lesson
+(``Politeness.wait_before``), including a wait a server asked for
+(``Politeness.hold``, see ``shared.retry``).  How a stage *waits* for that moment is the lesson
 of the stage and stays there: a timer and a waiting list per host in stage 1,
 a sleep and a semaphore per host in stages 2 and 3.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import socket
 import urllib.parse
 
 from protego import Protego
@@ -45,6 +47,20 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
+def is_name_error(error: BaseException | None) -> bool:
+    """Tell whether ``error`` (or an error it was raised from) is a failed lookup.
+
+    Stages 1 and 2 raise ``socket.gaierror`` itself; aiohttp raises its own
+    error from it, so the cause is where the lookup shows.
+    """
+    seen = 0
+    while error is not None and seen < 10:  # A cycle of causes cannot hang this.
+        if isinstance(error, socket.gaierror):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
 # --8<-- [start:rules]
 class RobotsRules:
     """What one site's robots.txt allows a user agent; ``refusal`` is why not."""
@@ -54,6 +70,9 @@ class RobotsRules:
         self.user_agent = user_agent
         self.everything = everything
         self.refusal = "disallowed by robots.txt"
+        # The lookup error, when the host's name did not resolve: then no page
+        # of the host could be fetched at all, and each is a failure, not a skip.
+        self.name_error: BaseException | None = None
 
     @classmethod
     def allow_all(cls, user_agent: str = USER_AGENT) -> RobotsRules:
@@ -81,6 +100,10 @@ class RobotsRules:
         if self.parser is None:
             return self.everything
         return self.parser.can_fetch(url, self.user_agent)
+
+    def sitemaps(self) -> list[str]:
+        """Return the ``Sitemap:`` URLs of the robots.txt, as written."""
+        return list(self.parser.sitemaps) if self.parser else []
 
     def crawl_delay(self) -> float:
         """Return the Crawl-delay asked of the user agent (0 if none), at most 60 s."""
@@ -125,6 +148,8 @@ class RobotsFetch:
         """Take a robots.txt that could not be fetched: nothing is allowed."""
         refusal = f"robots.txt unreachable ({type(error).__name__}: {error})"
         self.rules = RobotsRules.disallow_all(refusal, self.user_agent)
+        if is_name_error(error):
+            self.rules.name_error = error
 
     def follow(self, location: str) -> None:
         """Go on to a redirect's target; past five redirects, or nowhere, no rules."""
@@ -151,6 +176,7 @@ class Host:
     rules: RobotsRules | None = None  # None until its robots.txt is known.
     last_start: float = -math.inf  # Loop time the latest request started.
     requests: int = 0  # Requests started, robots.txt included.
+    not_before: float = -math.inf  # Loop time a Retry-After or backoff holds it until.
 
 
 # --8<-- [start:politeness]
@@ -162,9 +188,16 @@ class Politeness:
     """
 
     def __init__(
-        self, *, obey_robots: bool = False, delay: float = 0.0, user_agent: str = USER_AGENT
+        self,
+        *,
+        obey_robots: bool = False,
+        delay: float = 0.0,
+        user_agent: str = USER_AGENT,
+        read_robots: bool = False,
     ) -> None:
         self.obey_robots = obey_robots
+        # Fetch each robots.txt even when not obeying it (for its Sitemap: lines).
+        self.read_robots = obey_robots or read_robots
         self.delay = delay
         self.user_agent = user_agent
         self.hosts: dict[str, Host] = {}
@@ -174,7 +207,7 @@ class Politeness:
         origin = origin_of(url)
         host = self.hosts.get(origin)
         if host is None:
-            rules = None if self.obey_robots else RobotsRules.allow_all(self.user_agent)
+            rules = None if self.read_robots else RobotsRules.allow_all(self.user_agent)
             host = self.hosts[origin] = Host(origin, rules)
         return host
 
@@ -182,11 +215,13 @@ class Politeness:
         """Return why robots.txt forbids ``url``, or None; its rules must be known."""
         rules = self.host(url).rules
         assert rules is not None, "fetch the host's robots.txt first"
-        return None if rules.allowed(url) else RobotsDisallowed(rules.refusal)
+        if not self.obey_robots or rules.allowed(url):
+            return None
+        return RobotsDisallowed(rules.refusal)
 
     def delay_of(self, host: Host) -> float:
         """Return the seconds between two requests to ``host``: --delay or Crawl-delay."""
-        crawl_delay = host.rules.crawl_delay() if host.rules else 0.0
+        crawl_delay = host.rules.crawl_delay() if host.rules and self.obey_robots else 0.0
         return max(self.delay, crawl_delay)
 
     def wait_before(self, url: str, now: float) -> float:
@@ -197,12 +232,20 @@ class Politeness:
         another request to the host may have started meanwhile.
         """
         host = self.host(url)
-        wait = host.last_start + self.delay_of(host) - now
+        wait = max(host.last_start + self.delay_of(host), host.not_before) - now
         if wait > 0:
             return wait
         host.last_start = now
         host.requests += 1
         return 0.0
+
+    def hold(self, url: str, until: float) -> None:
+        """Keep every request to ``url``'s host back until loop time ``until``.
+
+        A 429 or 503 answer asks this of the whole host (``shared.retry``).
+        """
+        host = self.host(url)
+        host.not_before = max(host.not_before, until)
 
 
 # --8<-- [end:politeness]

@@ -2,8 +2,10 @@
 
 The text report follows the 500 Lines crawler's ``reporting.py``: one line
 per URL sorted by URL, a summary line, counters, ``Todo:`` and ``Done:``.
-It reads only ``done``, ``seen_urls``, ``t0``, ``t1`` and ``max_tasks``, so
-it works for the crawler of every stage, also in the middle of a crawl.
+It reads only ``done``, ``seen_urls``, ``t0``, ``t1`` and ``max_tasks``
+(and ``waits``, the waits 429 and 503 answers asked for, when there is
+one), so it works for the crawler of every stage, also in the middle of a
+crawl.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
         f"(max_tasks={crawler.max_tasks}) ({speed:.3f} urls/sec/task)",
         file=file,
     )
+    # The waits 429 and 503 answers asked for (shared.retry), if the crawler kept any.
+    for kind, count in getattr(crawler, "waits", {}).items():
+        counts[f"wait_{kind}"] += count
     for key, count in sorted(counts.items()):
         print(f"{count:10d} {key}", file=file)
     print("Todo:", len(crawler.seen_urls) - len(crawler.done), file=file)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import math
 import re
 import sys
@@ -316,6 +317,52 @@ Allow: /private/open/
 Disallow: /*?print=
 """
 # --8<-- [end:robots_txt]
+
+
+# --- Sitemaps -------------------------------------------------------------------
+#
+# robots.txt names a sitemap index, which lists a sitemap of a few pages and
+# a gzip-compressed one that lists a page no link reaches, a page robots.txt
+# disallows and an off-site page.  Only a crawl with --sitemaps finds them.
+
+SITEMAP_INDEX = "/sitemap_index.xml"
+SITEMAP_NAMESPACE = "http://www.sitemaps.org/schemas/sitemap/0.9"
+SITEMAP_ENTRIES = {
+    "/sitemaps/pages.xml": ["/", "/pages/1/", "/pages/2/", "/archive/"],
+    "/sitemaps/more.xml.gz": ["/sitemap-only/", "/private/drafts/", "http://example.com/x"],
+}
+
+
+def sitemap_xml(root: str, entry: str, locations: list[str], host: str) -> bytes:
+    """Return a sitemap document: ``root`` holds one ``entry`` per location."""
+    base = f"http://{host}"
+    items = "".join(
+        f"<{entry}><loc>{location if '://' in location else base + location}</loc></{entry}>"
+        for location in locations
+    )
+    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<{root} xmlns="{SITEMAP_NAMESPACE}">'
+    return f"{head}{items}</{root}>\n".encode()
+
+
+def robots_txt(site: Site, request: Request) -> Response:
+    sitemap = f"Sitemap: http://{request.host}{SITEMAP_INDEX}\n"
+    return Response(
+        200, {"Content-Type": "text/plain; charset=utf-8"}, ROBOTS_TXT + sitemap.encode()
+    )
+
+
+def sitemap_index(site: Site, request: Request) -> Response:
+    body = sitemap_xml("sitemapindex", "sitemap", list(SITEMAP_ENTRIES), request.host)
+    return Response(200, {"Content-Type": "application/xml"}, body)
+
+
+def sitemap(site: Site, request: Request) -> Response:
+    body = sitemap_xml("urlset", "url", SITEMAP_ENTRIES[request.path], request.host)
+    if request.path.endswith(".gz"):
+        return Response(200, {"Content-Type": "application/gzip"}, gzip.compress(body, mtime=0))
+    return Response(200, {"Content-Type": "application/xml"}, body)
+
+
 LATIN1 = (
     "<html><head><title>Caf\xe9</title></head><body>"
     '<p>Un caf\xe9, s\'il vous pla\xeet.</p><a href="/caf\xe9/">caf\xe9</a></body></html>'
@@ -430,7 +477,10 @@ ROUTES = (
     exact("/area-target/", page("Linked from an image map")),
     exact("/latin1/", static(LATIN1, "text/html; charset=iso-8859-1")),
     exact("/caf\xe9/", page("Caf\xe9", ("/latin1/",))),
-    exact("/robots.txt", static(ROBOTS_TXT, "text/plain; charset=utf-8")),
+    exact("/robots.txt", robots_txt),
+    exact(SITEMAP_INDEX, sitemap_index),
+    *(exact(path, sitemap) for path in SITEMAP_ENTRIES),
+    exact("/sitemap-only/", page("Listed in the sitemap only", ("/",))),
     exact("/private/", page("Private", ("/private/drafts/",))),
     exact("/private/drafts/", page("Drafts: found only by ignoring robots.txt")),
     exact("/private/open/", page("Open to crawlers")),
@@ -510,7 +560,11 @@ Result = tuple[str, "int | None", "str | None"]
 
 
 def expected_results(
-    root_url: str, pages: int = DEFAULT_PAGES, max_redirect: int = 10, obey_robots: bool = False
+    root_url: str,
+    pages: int = DEFAULT_PAGES,
+    max_redirect: int = 10,
+    obey_robots: bool = False,
+    sitemaps: bool = False,
 ) -> set[Result]:
     """Return the ``(url, status, next_url)`` of every URL a full crawl records.
 
@@ -518,7 +572,8 @@ def expected_results(
     ``http://127.0.0.1:8000/``; the crawl starts there.  Redirect targets that
     no page links to are only reached while ``max_redirect`` allows.  With
     ``obey_robots``, the URLs robots.txt disallows are recorded as skipped:
-    no status, and the pages only they link to are never found.
+    no status, and the pages only they link to are never found.  With
+    ``sitemaps``, the sitemaps and the page only they list are found too.
     """
     base = root_url.rstrip("/")
     archives = math.ceil(pages / ARCHIVE_SIZE)
@@ -544,6 +599,11 @@ def expected_results(
         results |= {(base + path, None, None) for path in disallowed}
     else:
         results |= {(base + path, 200, None) for path in [*disallowed, "/private/drafts/"]}
+    if sitemaps:
+        listed = [SITEMAP_INDEX, *SITEMAP_ENTRIES, "/sitemap-only/"]
+        results |= {(base + path, 200, None) for path in listed}
+        if obey_robots:  # A sitemap lists it; robots.txt still disallows it.
+            results.add((base + "/private/drafts/", None, None))
     return results
 
 

@@ -4,14 +4,17 @@ The chapters grow each stage in steps (``stage1_callbacks/steps/`` and the
 others), small programs that each add one idea.  What they all need but
 none of them teaches lives here, once: where to crawl (the URL on the
 command line, or the local test site's), the bytes of a GET request, the
-first line and the parts of a response, the test site's first pages, and
-which links of a page to follow.  A reader typing the steps outside this
+first line and the parts of a response, the test site's first pages,
+which links of a page to follow, and the line printed for each page (with
+the time since the start and the fetches in flight, so that a step shows
+how concurrent it is).  A reader typing the steps outside this
 repository copies this file and ``shared/links.py`` (the link parser) next
 to them.
 """
 
 import re
 import sys
+import time
 import urllib.parse
 from collections.abc import Mapping
 
@@ -71,3 +74,25 @@ def links_to_follow(url: str, status: int, headers: Mapping[str, str], body: byt
         links = set()
     site = urllib.parse.urlsplit(url)[:2]  # The scheme and the host:port.
     return {link for link in links if urllib.parse.urlsplit(link)[:2] == site}
+
+
+class Progress:
+    """What a step prints for each page: the time, and the fetches in flight."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.in_flight: set[str] = set()  # The URLs being fetched.
+
+    def begin(self, url: str) -> None:
+        """Count ``url`` in flight."""
+        self.in_flight.add(url)
+
+    def end(self, url: str, outcome: str) -> None:
+        """Print ``outcome`` for ``url``, and how many are in flight with it."""
+        seconds, count = self.seconds(), len(self.in_flight)
+        print(f"{seconds:6.3f} s {count:3} in flight  {outcome} {url}")
+        self.in_flight.discard(url)
+
+    def seconds(self) -> float:
+        """Return the seconds since the start."""
+        return time.perf_counter() - self.start

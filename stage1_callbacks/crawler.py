@@ -52,15 +52,20 @@ NETWORK_ERRORS = (OSError, BadResponse)
 
 # --8<-- [start:job]
 class Job:
-    """One URL on its way through its tries: what stage 3 keeps in fetch()'s locals."""
+    """One URL on its way through its tries: stage 3 keeps this in locals."""
 
     __slots__ = ("url", "max_redirect", "attempt", "robots")
 
-    def __init__(self, url: str, max_redirect: int, robots: RobotsFetch | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        max_redirect: int,
+        robots: RobotsFetch | None = None,
+    ) -> None:
         self.url = url
         self.max_redirect = max_redirect
-        self.attempt = 0  # Tries made so far, counted from 0 as in the log lines.
-        self.robots = robots  # Set when the job fetches a host's robots.txt, not a page.
+        self.attempt = 0  # Tries made so far, counted from 0 as the log counts.
+        self.robots = robots  # Set when the job is a host's robots.txt.
 
 
 # --8<-- [end:job]
@@ -68,7 +73,7 @@ class Job:
 
 # --8<-- [start:host_line]
 class HostLine:
-    """One host's requests: how many are in flight, and the jobs waiting for a slot."""
+    """One host's requests: how many are in flight, and the jobs waiting."""
 
     __slots__ = ("in_flight", "waiting")
 
@@ -203,8 +208,9 @@ class Crawler(CrawlerBase):
         else:
             self.record_crash(job.url, error)
 
+    # --8<-- [start:on_response]
     def on_response(self, fetcher: Fetcher) -> None:
-        """Carry on with a URL after one try: record it or try again, then refill."""
+        """Carry on after one try: record the URL or try again, then refill."""
         job = self.jobs.pop(fetcher)
         self.free_slot(job.url)
         response, exception = fetcher.response, fetcher.exception
@@ -212,6 +218,9 @@ class Crawler(CrawlerBase):
             if response is None and self.try_again(job, exception):
                 self.fetch(job)
                 return  # Still in flight.
+            if response is not None and self.come_back_later(job, response):
+                self.fetch(job)  # when_due waits for the host's turn.
+                return
             if response is not None and job.attempt > 0:
                 LOGGER.info("try %d for %s success", job.attempt, job.url)
             if job.robots is not None:
@@ -219,17 +228,19 @@ class Crawler(CrawlerBase):
             elif response is not None:
                 self.handle_response(job.url, job.max_redirect, response)
             else:
-                self.record_statistic(failure(job.url, exception or TimeoutError()))
+                failed = failure(job.url, exception or TimeoutError())
+                self.record_statistic(failed)
         except Exception as error:  # A bug, not a network error: keep going.
             self.record_job_crash(job, error)
         self.in_flight -= 1
         self.work()
 
+    # --8<-- [end:on_response]
     # --8<-- [end:fetch]
 
     # --8<-- [start:retries]
     def try_again(self, job: Job, exception: BaseException | None) -> bool:
-        """Log a failed try; return True to try again, False once max_tries are spent.
+        """Log a failed try; return True to try again, False once tries run out.
 
         Raises ``exception`` itself when it is not a network error.
         """
@@ -241,6 +252,16 @@ class Crawler(CrawlerBase):
             return True
         LOGGER.error("%s failed after %d tries", job.url, self.max_tries)
         return False
+
+    def come_back_later(self, job: Job, response: Response) -> bool:
+        """Return True to try a page again after a 429 or 503 (see ``shared.retry``)."""
+        assert self.loop is not None, "the crawler runs inside run()"
+        if job.robots is not None:  # A 429 or 503 robots.txt disallows everything.
+            return False
+        if not self.come_back(job.url, response, job.attempt, self.loop.time()):
+            return False
+        job.attempt += 1
+        return True
 
     # --8<-- [end:retries]
 
@@ -268,7 +289,7 @@ class Crawler(CrawlerBase):
             self.in_flight += 1
             self.fetch(Job(robots.url, 0, robots))
             return
-        self.polite.host(robots.origin).rules = robots.rules
+        self.rules_known(robots.origin, robots.rules)  # Queues sitemaps if asked.
         for job in self.robots_waiting.pop(robots.origin):
             self.begin(job)
 

@@ -158,7 +158,8 @@ class Fetcher:
         """Wait to send the rest of the request or, once it is all sent, to read."""
         assert self.sock is not None
         if self.sent < len(self.request):
-            self.loop.modify(self.sock, EVENT_WRITE, self.on_writable)  # Partial send.
+            # A partial send: wait until the rest fits.
+            self.loop.modify(self.sock, EVENT_WRITE, self.on_writable)
         else:
             self.trace.phase(self.url, "wait")
             self.loop.modify(self.sock, EVENT_READ, self.on_readable)
@@ -196,10 +197,11 @@ class Fetcher:
     # --8<-- [start:finish]
     def on_timeout(self) -> None:
         """Give up: the request took longer than ``timeout`` seconds in all."""
-        self.finish(TimeoutError(f"no complete response within {self.timeout} seconds"))
+        message = f"no complete response within {self.timeout} seconds"
+        self.finish(TimeoutError(message))
 
     def finish(self, result: Response | Exception) -> None:
-        """Close up, then report ``result`` to the callback on the next turn of the loop.
+        """Close up, then report ``result`` to the callback on the loop's next turn.
 
         The callback is scheduled, never called from here: ``finish`` may run
         inside ``start()``, and a callback that ran there would run inside its
@@ -226,7 +228,8 @@ class Fetcher:
     def close_socket(self) -> None:
         """Unregister the socket from the loop and close it, if there is one."""
         if self.sock is not None:
-            if self.loop.is_registered(self.sock):  # Not yet, if Ctrl-C came just before.
+            # Not registered yet, if Ctrl-C came just before.
+            if self.loop.is_registered(self.sock):
                 self.loop.unregister(self.sock)
             self.sock.close()
             self.sock = None

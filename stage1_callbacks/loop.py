@@ -184,7 +184,8 @@ class EventLoop:
         if self.ready or self.stopping:
             timeout = 0  # ...unless there is work now...
         elif self.timers:
-            timeout = max(0.0, self.timers[0][0] - self.time())  # ...or a timer due.
+            # ...or a timer due.
+            timeout = max(0.0, self.timers[0][0] - self.time())
         self.recorder.waiting()
         events = self.selector.select(timeout)
         self.recorder.woke(len(events))

@@ -6,10 +6,12 @@ Here each fetch is one generator function that reads top to bottom, as the
 connects, sends and reads with ``yield from`` wherever it must wait, and the
 ``Task`` that drives it resumes it when the socket is ready.  The crawl is
 the one of stage 3: a queue of ``(url, max_redirect)`` pairs, ``max_tasks``
-workers that take URLs from it, and ``crawl()`` that waits until the queue
-is joined.  The loop, futures, tasks, queue and ``wait_for`` are this
-stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``queues.py``), with
-asyncio's names, so that stage 3 only swaps them for the real ones.
+workers that take URLs from it, started in a ``TaskGroup`` so that none
+outlives the crawl, and ``crawl()`` that waits until the queue is joined.
+The loop, futures, tasks, task group, queue and ``wait_for`` are this
+stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``taskgroups.py``,
+``queues.py``), with asyncio's names, so that stage 3 only swaps them for
+the real ones.
 Politeness (robots.txt, a delay and a limit per host, see ``shared.polite``)
 waits with the same primitives: a ``Semaphore`` per host, ``sleep`` for the
 delay, and one ``Task`` per host that fetches its robots.txt.
@@ -38,7 +40,8 @@ from shared.stats import failure
 from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
-from stage2_generators.tasks import Task, create_task, current_task, gather, sleep, wait_for
+from stage2_generators.taskgroups import TaskGroup, run_in_group
+from stage2_generators.tasks import Task, create_task, current_task, sleep, wait_for
 from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
@@ -74,18 +77,26 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:crawl]
     def crawl(self) -> Coroutine:
-        """Run the crawl until every queued URL is done."""
-        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-        workers = [create_task(self.work(), name=name) for name in names]
+        """Run the crawl until every queued URL is done.
+
+        The workers run in a task group, so none outlives the crawl, and
+        a worker that dies of a bug ends the crawl with that error.
+        """
+        yield from run_in_group(self.crawl_in)
+
+    def crawl_in(self, group: TaskGroup) -> Coroutine:
+        """Start the workers in ``group``, wait for the queue, stop them."""
+        # Named for the lanes of a trace.
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]
+        workers = [group.create_task(self.work(), name=name) for name in names]
         self.t0 = time.time()
         self.add_roots()
         try:
             yield from self.q.join()
         finally:
             self.t1 = time.time()
-            for worker in workers:
-                worker.cancel()
-            yield from gather(*workers, return_exceptions=True)
+        for worker in workers:
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 
@@ -119,11 +130,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    def fetch_response(self, url: str, max_size: int) -> Coroutine:
+    def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Coroutine:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (OSError, BadResponse or TimeoutError).
         """
+        loop = event_loop.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -132,6 +147,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -151,7 +168,8 @@ class Crawler(CrawlerBase):
         yield from slot.acquire()  # At most max_per_host requests at one host.
         try:
             while (wait := self.turn(url, loop.time())) > 0:
-                yield from sleep(wait)  # Then ask again: another may have gone first.
+                # Then ask again: another request may have gone first.
+                yield from sleep(wait)
             return (yield from wait_for(self.request(url, max_size), self.timeout))
         finally:
             slot.release()
@@ -185,9 +203,14 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received((yield from self.fetch_response(robots.url, MAX_ROBOTS_SIZE)))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = yield from self.fetch_response(
+                    robots.url, MAX_ROBOTS_SIZE, come_back=False
+                )
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
+        self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules
 
     # --8<-- [end:robots]

@@ -224,7 +224,8 @@ class Future:
             raise RuntimeError("await wasn't used with future")
         return self.result()  # The value of ``yield from future``.
 
-    __iter__ = __await__  # ``yield from future`` and ``await future`` are one thing.
+    # ``yield from future`` and ``await future`` are one thing:
+    __iter__ = __await__
     # --8<-- [end:iter]
 
     # --- asyncio compatibility ------------------------------------------

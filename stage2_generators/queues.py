@@ -7,8 +7,9 @@ calls ``task_done()`` once it has handled it, and ``join()`` returns when
 every item ever put has been handled.  Waiting is done with futures, one
 per waiting coroutine, woken in the order they started to wait.
 
-The names and the behaviour are those of ``asyncio.Queue``.  Left out:
-``PriorityQueue``, ``LifoQueue`` and ``shutdown()`` (Python 3.13).
+The names and the behaviour are those of ``asyncio.Queue``, with
+``shutdown()`` as asyncio has it since Python 3.13 (on every Python here).
+Left out: ``PriorityQueue`` and ``LifoQueue``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class QueueFull(Exception):
     """put_nowait() found the queue full."""
 
 
+class QueueShutDown(Exception):
+    """The queue was shut down: no more puts, and no more gets once it is empty."""
+
+
 class Queue(Generic[T]):
     """A first-in, first-out queue; ``maxsize`` > 0 bounds it.
 
@@ -49,6 +54,7 @@ class Queue(Generic[T]):
         self._unfinished_tasks = 0  # Items put but not yet marked done.
         self._finished = Event()
         self._finished.set()
+        self._is_shutdown = False  # See shutdown().
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} maxsize={self._maxsize} qsize={self.qsize()}>"
@@ -72,7 +78,12 @@ class Queue(Generic[T]):
 
     # --8<-- [start:put_get]
     def put_nowait(self, item: T) -> None:
-        """Put ``item`` in the queue.  Raises QueueFull if there is no room."""
+        """Put ``item`` in the queue.
+
+        Raises QueueFull if there is no room, QueueShutDown once shut down.
+        """
+        if self._is_shutdown:
+            raise QueueShutDown
         if self.full():
             raise QueueFull
         self._queue.append(item)
@@ -81,24 +92,33 @@ class Queue(Generic[T]):
         _wakeup_next(self._getters)
 
     def get_nowait(self) -> T:
-        """Remove and return the first item.  Raises QueueEmpty if there is none."""
+        """Remove and return the first item.
+
+        Raises QueueEmpty if there is none, QueueShutDown if none and shut down.
+        """
         if self.empty():
-            raise QueueEmpty
+            raise QueueShutDown if self._is_shutdown else QueueEmpty
         item = self._queue.popleft()
         _wakeup_next(self._putters)
         return item
 
     @types.coroutine
     def put(self, item: T) -> Generator[Any, None, None]:
-        """Put ``item`` in the queue, waiting until there is room."""
-        while self.full():
+        """Put ``item`` in the queue, waiting until there is room.
+
+        Raises QueueShutDown once the queue is shut down.
+        """
+        while self.full() and not self._is_shutdown:
             yield from _wait_in_line(self._putters, self.full)
         self.put_nowait(item)
 
     @types.coroutine
     def get(self) -> Generator[Any, None, T]:
-        """Remove and return the first item, waiting until there is one."""
-        while self.empty():
+        """Remove and return the first item, waiting until there is one.
+
+        Raises QueueShutDown when the queue is empty and shut down.
+        """
+        while self.empty() and not self._is_shutdown:
             yield from _wait_in_line(self._getters, self.empty)
         return self.get_nowait()
 
@@ -123,6 +143,28 @@ class Queue(Generic[T]):
             yield from self._finished.wait()
 
     # --8<-- [end:join]
+
+    def shutdown(self, immediate: bool = False) -> None:
+        """Refuse every put from now on, and every get once the queue is empty.
+
+        With ``immediate``, drop the items left (each counts as done, so
+        ``join()`` can return).  Every coroutine waiting in ``get()`` or
+        ``put()`` wakes up and raises QueueShutDown, unless an item is left
+        for a getter.
+        """
+        self._is_shutdown = True
+        if immediate:
+            while self._queue:
+                self._queue.popleft()
+                if self._unfinished_tasks > 0:
+                    self._unfinished_tasks -= 1
+            if self._unfinished_tasks == 0:
+                self._finished.set()
+        for waiters in (self._getters, self._putters):
+            while waiters:  # Each wakes up and finds the queue shut down.
+                waiter = waiters.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)
 
 
 def _wait_in_line(

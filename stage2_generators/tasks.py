@@ -4,12 +4,15 @@ A coroutine cannot run itself: something must call ``send()`` to start it,
 take the future it yields, and call ``send()`` again once that future is
 done.  That something is a ``Task``, which is itself a future, done when
 its coroutine returns or raises.  On top of tasks this module builds
-``sleep``, ``gather`` and ``wait_for``, with the names and the meaning of
-their asyncio counterparts (``wait_for`` as in Python 3.12 and later).
+``sleep``, ``gather``, ``wait_for`` and ``shield``, with the names and the
+meaning of their asyncio counterparts (``wait_for`` as in Python 3.12 and
+later).  A task counts the requests to cancel it (``cancelling()``) and
+takes one back with ``uncancel()``: that is how ``wait_for``, ``TaskGroup``
+(``taskgroups.py``) and ``timeout`` (``timeouts.py``) tell their own
+cancellation from another's.
 
-Left out compared with asyncio: ``shield``, ``wait``,
-``as_completed``, ``TaskGroup``, eager tasks and the ``contextvars``
-context of each task.  The coroutines here (``sleep``, ``wait_for``) are
+Left out compared with asyncio: ``wait``, ``as_completed``, eager tasks
+and the ``contextvars`` context of each task.  The coroutines here (``sleep``, ``wait_for``) are
 generators, so that the crawler's generators can use them with ``yield
 from``; ``@types.coroutine`` marks them so that ``async def`` code can
 ``await`` them too.
@@ -103,7 +106,8 @@ class Task(Future):
             if self._must_cancel and result.cancel(msg=self._cancel_message):
                 self._must_cancel = False  # cancel() came while the step ran.
         elif result is None:
-            self._loop.call_soon(self._step)  # A bare ``yield``: one turn for others.
+            # A bare ``yield``: one turn for the others.
+            self._loop.call_soon(self._step)
         else:
             self._loop.call_soon(self._step, _bad_yield(self, result))
 
@@ -369,6 +373,37 @@ def _no_time_left(aw: Awaitable[Any] | Coroutine) -> Generator[Any, None, Any]:
 
 
 # --8<-- [end:wait_for]
+
+
+def shield(aw: Awaitable[Any] | Coroutine) -> Future:
+    """Return a future of ``aw`` that can be cancelled without cancelling ``aw``.
+
+    The caller waiting on it can still be cancelled; ``aw`` goes on running
+    (and its outcome is dropped).
+    """
+    inner = ensure_future(aw)
+    if inner.done():
+        return inner
+    outer = inner.get_loop().create_future()
+
+    def copy_outcome(inner: Future) -> None:
+        if outer.cancelled():
+            if not inner.cancelled():
+                inner.exception()  # Retrieved: nobody else will read it.
+        elif inner.cancelled():
+            outer.cancel()
+        elif inner.exception() is not None:
+            outer.set_exception(_outcome(inner))
+        else:
+            outer.set_result(inner.result())
+
+    def forget_inner(outer: Future) -> None:
+        if not inner.done():
+            inner.remove_done_callback(copy_outcome)
+
+    inner.add_done_callback(copy_outcome)
+    outer.add_done_callback(forget_inner)
+    return outer
 
 
 # --- asyncio compatibility ----------------------------------------------

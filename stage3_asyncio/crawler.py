@@ -3,7 +3,8 @@
 This is the crawler of the 500 Lines chapter on today's asyncio.  Compared
 with stage 2 nothing new happens to the crawl itself: a queue of
 ``(url, max_redirect)`` pairs, ``max_tasks`` workers that take URLs from it,
-and ``crawl()`` that waits until the queue is joined.  What changes is who
+and ``crawl()`` that waits until the queue is joined.  The workers run in
+an ``asyncio.TaskGroup``, as stage 2's run in its own.  What changes is who
 does the work underneath: asyncio supplies the loop, the tasks and the
 queue, and aiohttp speaks HTTP (with keep-alive connections, which stages 1
 and 2 leave out).  Redirects are still handled by hand, because the crawler
@@ -81,17 +82,23 @@ class Crawler(CrawlerBase):
             # crawler counts its own tries, so turn that off (aiohttp's own
             # test client does the same).
             self.session._retry_connection = False
-            names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-            workers = [asyncio.create_task(self.work(), name=name) for name in names]
-            self.t0 = time.time()
-            self.add_roots()
-            try:
-                await self.q.join()
-            finally:
-                self.t1 = time.time()
-                for worker in workers:
-                    worker.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
+            # No worker outlives the crawl, and one that dies of a bug ends
+            # the crawl with its error instead of vanishing.
+            async with asyncio.TaskGroup() as group:
+                await self.crawl_in(group)
+
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
+        """Start the workers in ``group``, wait for the queue, stop them."""
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [group.create_task(self.work(), name=name) for name in names]
+        self.t0 = time.time()
+        self.add_roots()
+        try:
+            await self.q.join()
+        finally:
+            self.t1 = time.time()
+        for worker in workers:
+            worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
     # --8<-- [end:crawl]
 
@@ -125,11 +132,15 @@ class Crawler(CrawlerBase):
             return
         self.handle_response(url, max_redirect, response)
 
-    async def fetch_response(self, url: str, max_size: int) -> Response:
+    async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.
+
+        With ``come_back``, a 429 or 503 answer is tried again too, once the
+        wait it asks for (or a backoff) has passed: see ``shared.retry``.
 
         Raises the last failure (aiohttp.ClientError or TimeoutError).
         """
+        loop = asyncio.get_running_loop()
         exception: BaseException | None = None
         for attempt in range(self.max_tries):
             try:
@@ -138,6 +149,8 @@ class Crawler(CrawlerBase):
                 LOGGER.info("try %d for %s raised %r", attempt, url, error)
                 exception = error
                 continue
+            if come_back and self.come_back(url, response, attempt, loop.time()):
+                continue  # polite_request waits for the host's turn.
             if attempt > 0:
                 LOGGER.info("try %d for %s success", attempt, url)
             return response
@@ -184,9 +197,12 @@ class Crawler(CrawlerBase):
         robots = RobotsFetch(host.origin, self.user_agent)
         while robots.rules is None:
             try:
-                robots.received(await self.fetch_response(robots.url, MAX_ROBOTS_SIZE))
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                answer = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
+                robots.received(answer)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
+        self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules
 
     # --8<-- [end:robots]

@@ -5,7 +5,9 @@ This module is not collected on its own (its name does not start with
 ``AcceptanceTests`` and sets ``stage`` to its package, the way CPython's
 asyncio tests run one mixin against two Future implementations.  Every
 rule of the crawler contract, docs/contract.md, has at least one test here
-or in its hostile half, ``tests/hostile_acceptance.py``.
+or in its mixins: ``tests/hostile_acceptance.py`` (hostile servers),
+``tests/polite_acceptance.py`` (a first visit's manners) and
+``tests/revisit_acceptance.py`` (coming back: Retry-After).
 
 Each crawl runs in a worker thread with a deadline, so a stage that hangs
 fails its test instead of hanging the suite.
@@ -37,6 +39,7 @@ from shared.server import ServerThread, make_app
 from shared.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
+from tests.revisit_acceptance import RevisitTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
@@ -97,7 +100,7 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
     return web.Response(body=b"")
 
 
-class AcceptanceTests(HostileServerTests, PoliteTests):
+class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     """The contract's tests; a subclass sets ``stage`` to a stage package."""
 
     stage: types.ModuleType
@@ -582,7 +585,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests):
         root = pages.add_page("/", body=b"x" * 12345, content_type="application/octet-stream")
         assert self.crawl([root]).done[0].size == 12345
 
-    @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502, 503])
+    # 429 and 503 ask the crawler to come back: see tests/revisit_acceptance.py.
+    @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502])
     def test_error_statuses_are_recorded_not_retried(self, pages: PageServer, status: int) -> None:
         root = pages.add_page("/", ["/never"], status=status)
         crawler = self.crawl([root])

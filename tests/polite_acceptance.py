@@ -7,7 +7,9 @@ stage runs it.  What it checks, the same in every stage:
   before any page of that host, and is not recorded as a page.  A URL it
   disallows is recorded as skipped (status None, a ``RobotsDisallowed``
   exception), never requested; a 4xx robots.txt allows everything; a 5xx or
-  unreachable one disallows everything for the crawl.
+  unreachable one disallows everything for the crawl.  A host whose name
+  does not resolve is no skip: each of its URLs is a failure, as without
+  robots.txt.
 - Requests to one host start at least ``delay`` seconds apart (or the
   robots.txt Crawl-delay, when longer), measured on the stage's own loop
   clock through ``Crawler.on_request``; at most ``max_per_host`` are in
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -31,9 +34,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from shared.polite import is_name_error
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
-from shared.stats import CrawlLimitReached, RobotsDisallowed
+from shared.stats import CrawlLimitReached, RobotsDisallowed, Skipped
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.servers import DEADLINE, PageServer
 
@@ -179,6 +183,26 @@ class PoliteTests:
         assert all(reason.startswith("robots.txt unreachable (") for reason in reasons.values())
         assert pages.requests["/robots.txt"] == 2  # Tried max_tries times, as any URL.
         assert (pages.requests["/"], pages.requests["/a"]) == (0, 0)
+
+    def test_a_host_whose_name_does_not_resolve_is_a_failure(
+        self, pages: PageServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Its robots.txt cannot be fetched, but neither can its pages: no skip."""
+        real_getaddrinfo = socket.getaddrinfo
+
+        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+            if host in ("nowhere.invalid", b"nowhere.invalid"):  # Asked without the network.
+                raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+            return real_getaddrinfo(host, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        root = pages.add_page("/", [])
+        crawler = self.crawl([root, "http://nowhere.invalid/"], obey_robots=True, max_tries=1)
+        assert fetched(crawler) == {root}
+        assert skipped(crawler, Skipped) == {}
+        (lost,) = [stat for stat in crawler.done if stat.url == "http://nowhere.invalid/"]
+        assert lost.status is None and is_name_error(lost.exception)
+        check_each_url_once(crawler)
 
     def test_robots_txt_redirect_is_followed(self, pages: PageServer) -> None:
         pages.add_redirect("/robots.txt", "/moved/robots.txt", status=301)

@@ -137,6 +137,8 @@ def test_parser_defaults() -> None:
         "obey_robots": True,
         "delay": 0.0,
         "max_per_host": 8,
+        "max_retry_after": 120.0,
+        "sitemaps": False,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
@@ -150,6 +152,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
         + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
         + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--trace", "t.json"]
+        + ["--max-retry-after", "30", "--sitemaps"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -162,6 +165,8 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "obey_robots": False,
         "delay": 0.5,
         "max_per_host": 2,
+        "max_retry_after": 30.0,
+        "sitemaps": True,
         "max_pages": 7,
         "max_depth": 0,
         "user_agent": "test-bot/2.0",
@@ -192,6 +197,8 @@ USAGE_ERRORS = {
     "--max_tries 0 ROOT": "max_tries must be a whole number of at least 1, not 0",
     "--max_redirect -1 ROOT": "max_redirect must be a whole number of at least 0, not -1",
     "--timeout 0 ROOT": "timeout must be more than 0 seconds",
+    "--max-retry-after -1 ROOT": "max_retry_after must be at least 0 seconds",
+    "--max-retry-after inf ROOT": "max_retry_after must be a finite number of seconds",
     "--max-size -1 ROOT": "max_size must be a whole number of at least 0, not -1",
     "--exclude ( ROOT": "invalid exclude pattern '('",
     "--json {tmp}/a-file/out.jsonl ROOT": "cannot write {tmp}/a-file/out.jsonl: Not a directory",
@@ -334,6 +341,7 @@ def test_crawl_the_bundled_site_verbosely() -> None:
     result = run("--pages", "20", "-v")
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("No root given: crawling the bundled test site at http://")
+    assert ", served by aiohttp\n" in result.stderr  # The site's server, not the crawler's.
     assert result.stdout.splitlines()[-1] == (
         "Oracle: all 90 urls match the test site's expected results."
     )
@@ -396,14 +404,14 @@ def test_quiet_shows_no_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Runs ``python -m PACKAGE ROOT -q`` in this interpreter, then prints the exit
-# status and which of asyncio and aiohttp were imported.
+# status and which of asyncio, aiohttp and redis were imported.
 RUN_AND_LIST_MODULES = """
 import runpy, sys
 sys.argv = [sys.argv[1], *sys.argv[2:]]
 try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 except SystemExit as exit:
-    print(exit.code, sorted({"asyncio", "aiohttp"} & sys.modules.keys()))
+    print(exit.code, sorted({"asyncio", "aiohttp", "redis"} & sys.modules.keys()))
 """
 
 
@@ -516,6 +524,7 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(
 def test_check_oracle_reports_a_mismatch(capsys: pytest.CaptureFixture[str]) -> None:
     root = "http://127.0.0.1:8000/"
     options = {"max_redirect": 10, "obey_robots": True, "max_pages": None, "max_depth": None}
+    options["sitemaps"] = False
     crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, root, 10) == cli.EXIT_MISMATCH
     out = capsys.readouterr().out
@@ -527,6 +536,7 @@ def test_check_oracle_is_skipped_when_a_limit_leaves_pages_out(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     options = {"max_redirect": 10, "obey_robots": True, "max_pages": 5, "max_depth": None}
+    options["sitemaps"] = False
     crawler = types.SimpleNamespace(done=[], **options)
     assert cli.check_oracle(crawler, "http://127.0.0.1:8000/", 10) == cli.EXIT_OK
     assert capsys.readouterr().out.startswith("Oracle: not checked: --max-pages and --max-depth")

@@ -303,3 +303,12 @@ def test_stack_ripping_example(stage: str, on_the_stack: bool) -> None:
     names = [frame.name for frame in example.stack_of_a_bug(stage)]
     assert names[-2:] == ["handle_response", "parse_links"]
     assert ("work" in names and "fetch" in names) == on_the_stack
+
+
+@pytest.mark.parametrize("stage", ["callbacks", "generators", "asyncio"])
+def test_stack_ripping_example_shows_each_frame_once(stage: str) -> None:
+    """The frame whose ``except`` caught the bug is printed once, not twice."""
+    example = load_example("stack_ripping")
+    stack = example.stack_of_a_bug(stage)
+    ours = [(f.filename, f.name) for f in stack if example.short_name(f.filename)[0] != "<"]
+    assert len(ours) == len(set(ours))  # The project's frames; asyncio has two runs.

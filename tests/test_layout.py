@@ -64,16 +64,31 @@ def test_a_hung_test_fails_on_its_own(request: pytest.FixtureRequest) -> None:
 
 
 def test_the_slow_marker_is_registered(request: pytest.FixtureRequest) -> None:
-    """So that ``pytest -m "not slow"`` (the quick loop, and CI on 3.12) selects."""
+    """So that ``pytest -m "not slow"`` (the quick loop) selects."""
     markers = request.config.getini("markers")
     assert any(marker.startswith("slow:") for marker in markers)
+
+
+def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureRequest) -> None:
+    """With ``-n auto``, the tests of the built site go to one worker: one build, not one each."""
+    assert request.config.pluginmanager.hasplugin("xdist")
+    assert "--dist loadgroup" in " ".join(request.config.getini("addopts"))
+    for item in request.session.items:  # The tests of this run (all, or those selected).
+        if "built_site" in getattr(item, "fixturenames", ()):
+            group = item.get_closest_marker("xdist_group")
+            assert group is not None and group.args == ("docs_site",), item.nodeid
 
 
 # --- Layers: shared/ stands below every stage -------------------------------------------------
 
 STAGES = {"stage1_callbacks", "stage2_generators", "stage3_asyncio"}
-# The two parts of shared/ that choose among the stages by name.
-MAY_IMPORT_STAGES = [REPO / "shared" / "cli.py", REPO / "shared" / "bench"]
+# The parts of shared/ that choose among the stages by name (the CLI, with
+# its frontier half, which runs stage 3's frontier crawler) and the bench.
+MAY_IMPORT_STAGES = [
+    REPO / "shared" / "cli.py",
+    REPO / "shared" / "frontier_cli.py",
+    REPO / "shared" / "bench",
+]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -121,6 +136,9 @@ STEPS = {
     # The server chapter's steps run on stage 2's finished library.
     "stage2_generators.server.steps": [*STAGE2_LIBRARY, "stage2_generators.locks"],
 }
+# Stage 2's last two steps come after the chapter's part on cancellation,
+# and run on the finished library, whose Task can be cancelled.
+ON_STAGE2_LIBRARY = {"stage2_generators.steps.taskgroup", "stage2_generators.steps.timeout"}
 
 
 def step_modules() -> list[tuple[str, Path]]:
@@ -140,9 +158,12 @@ def test_a_step_imports_its_own_path_and_shared_only(package: str, path: Path) -
     """So a reader typing the steps outside the repository knows what to copy.
 
     The exceptions are lessons: stage 2's first steps run on stage 1's
-    selector loop, and the server's steps on stage 2's finished library.
+    selector loop, and the server's steps and stage 2's task group and
+    timeout steps on stage 2's finished library.
     """
     allowed = (package, "shared", *STEPS[package])
+    if f"{package}.{path.stem}" in ON_STAGE2_LIBRARY:
+        allowed += tuple(STAGE2_LIBRARY)
     strays = {
         name
         for name in imported_modules(path)

@@ -30,6 +30,8 @@ def test_defaults_are_the_contract_s() -> None:
         "obey_robots": False,
         "delay": 0.0,
         "max_per_host": None,
+        "max_retry_after": 120.0,
+        "sitemaps": False,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",

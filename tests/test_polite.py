@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from shared.http import USER_AGENT, Response
@@ -12,6 +14,7 @@ from shared.polite import (
     Politeness,
     RobotsFetch,
     RobotsRules,
+    is_name_error,
     origin_of,
 )
 from shared.stats import RobotsDisallowed
@@ -148,6 +151,27 @@ def test_an_unreachable_robots_txt_disallows_everything() -> None:
     assert robots.rules.refusal == "robots.txt unreachable (ConnectionRefusedError: refused)"
 
 
+def test_a_robots_txt_whose_host_does_not_resolve_keeps_the_lookup_error() -> None:
+    robots = RobotsFetch("http://h")
+    error = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    robots.failed(error)
+    assert robots.rules is not None and robots.rules.name_error is error
+    refused = RobotsFetch("http://h")
+    refused.failed(ConnectionRefusedError("refused"))
+    assert refused.rules is not None and refused.rules.name_error is None
+
+
+def test_a_lookup_error_is_found_among_the_causes() -> None:
+    lookup = socket.gaierror(socket.EAI_NONAME, "no such name")
+    try:
+        raise OSError("cannot connect") from lookup  # As aiohttp wraps it.
+    except OSError as wrapped:
+        assert is_name_error(wrapped)
+    assert not is_name_error(ConnectionRefusedError("refused"))
+    assert not is_name_error(TimeoutError())
+    assert not is_name_error(None)
+
+
 def test_redirects_are_followed_to_the_rules() -> None:
     robots = RobotsFetch("http://h")
     robots.received(answer(301, location="/real-robots.txt"))
@@ -233,3 +257,12 @@ def test_without_a_delay_every_request_may_start_at_once() -> None:
 def test_default_user_agent_names_the_project() -> None:
     assert Politeness().user_agent == USER_AGENT
     assert USER_AGENT.startswith("crawler-tutorial/")
+
+
+def test_robots_read_for_sitemaps_but_not_obeyed() -> None:
+    polite = Politeness(read_robots=True, delay=0.5)
+    url = "http://a.test/private/x"
+    assert polite.host(url).rules is None  # To be fetched, for its Sitemap: lines.
+    polite.host(url).rules = RobotsRules.parse(b"User-agent: *\nDisallow: /\nCrawl-delay: 9\n")
+    assert polite.refusal(url) is None
+    assert polite.delay_of(polite.host(url)) == 0.5  # The Crawl-delay is not obeyed either.

@@ -1,8 +1,13 @@
-"""``crawl --save DIR``: pages mirrored by URL path, never outside DIR."""
+"""``crawl --save DIR``: pages mirrored by URL path, never outside DIR.
+
+Two URLs never share a file, even where the file system ignores case, and
+every name is one Windows, macOS and Linux all accept.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path, PurePosixPath
 
@@ -11,7 +16,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shared.cli import main
-from shared.save import INDEX, MAX_NAME_BYTES, PageSaver, relative_path
+from shared.save import DEVICES, INDEX, MAX_NAME_BYTES, MOVED, PageSaver, relative_path
+from shared.urls import normalize_url
 from tests.servers import PageServer
 
 NASTY = ["..", "%2e%2e", "%2E%2e", ".", "%2e", "\\", "%5c", "/", "%2f", "//", "\x00", "%00"]
@@ -28,10 +34,20 @@ nasty_urls = st.one_of(
 
 
 def plain_name(part: str) -> bool:
-    """Tell whether ``part`` is one ordinary file name: no separator, no NUL, not a dot."""
+    """Tell whether ``part`` is a file name Windows, macOS and Linux all accept.
+
+    Not empty, not a dot, none of the characters Windows refuses (nor a
+    separator, nor a control character), no final dot or space, no device
+    name, at most MAX_NAME_BYTES; and lower-case ASCII, so that no file
+    system that ignores case or normalizes Unicode can merge two names.
+    """
     return (
         part not in ("", ".", "..")
-        and not {"/", "\\", "\x00"} & set(part)
+        and not re.search(r'[<>:"/\\|?*\x00-\x1f\x7f]', part)
+        and not part.endswith((".", " "))
+        and part.partition(".")[0] not in DEVICES
+        and part.isascii()
+        and part == part.lower()
         and len(part.encode("utf-8")) <= MAX_NAME_BYTES
     )
 
@@ -67,29 +83,87 @@ def test_saving_never_writes_outside_the_directory(urls: list[str]) -> None:
         assert saver.saved == len(urls), "a page could not be saved"
         last = urls[-1]
         path = directory / relative_path(last)
-        while path.is_dir():
-            path = path / INDEX
+        if path.is_dir():  # Its name is a directory now: the page is in it.
+            path = path / MOVED
         assert path.read_bytes() == last.encode("utf-8", "surrogatepass")
 
 
 @pytest.mark.parametrize(
     ("url", "path"),
     [
-        ("http://127.0.0.1:8080/", "127.0.0.1:8080/index.html"),
-        ("http://example.com/a/b.html", "example.com/a/b.html"),
-        ("http://example.com/a/", "example.com/a/index.html"),
-        ("http://example.com/search?q=1&x=/y", "example.com/search?q=1&x=%2Fy"),
-        ("http://example.com/caf%C3%A9/", "example.com/caf\xe9/index.html"),
-        ("http://user:secret@example.com/a", "example.com/a"),
-        ("http://example.com/a/../b/./c", "example.com/b/c"),
-        ("http://example.com/%2e%2e/%2e%2e/etc/passwd", "example.com/etc/passwd"),
-        ("http://example.com/..\\..\\x", "example.com/x"),
-        ("http://example.com/a%00b/c%0Ad", "example.com/a%00b/c%0Ad"),
-        ("http://../x", "%2E%2E/x"),
+        ("http://127.0.0.1:8080/", "http/127.0.0.1%3a8080/index.html"),
+        ("http://example.com/a/b.html", "http/example.com/a/b.html"),
+        ("https://example.com/a/b.html", "https/example.com/a/b.html"),
+        ("http://example.com/a/", "http/example.com/a/index.html"),
+        ("http://example.com/a/index.html", "http/example.com/a/%69ndex.html"),
+        ("http://example.com/search?q=1&x=/y", "http/example.com/search@q=1&x=%2fy"),
+        ("http://example.com/caf%C3%A9/", "http/example.com/caf%c3%a9/index.html"),
+        ("http://example.com/About", "http/example.com/%41bout"),
+        ("http://example.com/a:b", "http/example.com/a%3ab"),
+        ("http://example.com/a%3Ab", "http/example.com/a%253ab"),
+        ("http://example.com/con", "http/example.com/%63on"),
+        ("http://example.com/nul.html", "http/example.com/%6eul.html"),
+        ("http://example.com/a.", "http/example.com/a%2e"),
+        ("http://example.com/a/../b/./c", "http/example.com/b/c"),
+        ("http://example.com/%2e%2e/%2e%2e/etc/passwd", "http/example.com/etc/passwd"),
+        ("http://example.com/..\\..\\x", "http/example.com/x"),
+        ("http://example.com//x", "http/example.com/%/x"),
+        ("http://example.com/a%00b/c%0Ad", "http/example.com/a%00b/c%0ad"),
+        ("http://../x", "http/.%2e/x"),
     ],
 )
 def test_layout_follows_wget(url: str, path: str) -> None:
     assert relative_path(url) == PurePosixPath(path)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("http://h/s?q=%83e", "http://h/s?q=%84e"),  # Both were s?q=\ufffde.
+        ("http://h/About", "http://h/about"),  # One file where case is ignored.
+        ("http://h/a:b", "http://h/a%3Ab"),
+        ("http://h/a", "https://h/a"),
+        ("http://h/a", "http://user@h/a"),
+        ("http://h/a/", "http://h/a/index.html"),
+        ("http://h/a", "http://h/a?"),
+        ("http://h/a?b", "http://h/a%3Fb"),
+        ("http://h/a?b", "http://h/a@b"),
+        ("http://h/a/b", "http://h/a%2Fb"),
+        ("http://h/a/b", "http://h/a//b"),
+        ("http://h/a.", "http://h/a"),
+        ("http://h/nul", "http://h/%6Eul"),
+    ],
+)
+def test_two_urls_never_share_a_file(pair: tuple[str, str]) -> None:
+    first, second = (str(relative_path(url)).lower() for url in pair)
+    assert first != second
+
+
+URL_PIECES = ["a", "A", "b", "/", ".", "..", "%83", "%84", "%41", "%3A", ":", "?", "@", "#"]
+URL_PIECES += ["%25", "%", "~", "con", "nul.", " ", "\xe9", "index.html", "%2e", "%2F", "="]
+
+
+def same_url(url: str) -> str:
+    """Return the form of a normalized URL two equivalent spellings share.
+
+    Escapes are read without regard to case (%c3 is %C3), as RFC 3986 says.
+    """
+    return re.sub(r"%[0-9a-f]{2}", lambda m: m.group().upper(), url)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(URL_PIECES), max_size=8), min_size=2, max_size=2))
+def test_different_urls_get_different_files_whatever_the_case(paths: list[list[str]]) -> None:
+    urls = set()
+    for pieces in paths:
+        try:
+            urls.add(same_url(normalize_url("http://h/" + "".join(pieces))))
+        except ValueError:
+            continue  # Not a URL the crawler would fetch.
+    files = {str(relative_path(url)).lower() for url in urls}
+    assert len(files) == len(urls), urls
+    for url in urls:
+        assert all(plain_name(part) for part in relative_path(url).parts)
 
 
 def test_a_very_long_name_is_cut_and_stays_distinct() -> None:
@@ -102,20 +176,23 @@ def test_a_page_where_a_directory_is_needed_moves_into_it(tmp_path: Path) -> Non
     saver = PageSaver(tmp_path)
     saver("http://h/a", b"page a")
     saver("http://h/a/b", b"page a/b")
-    assert (tmp_path / "h/a/index.html").read_bytes() == b"page a"
-    assert (tmp_path / "h/a/b").read_bytes() == b"page a/b"
+    assert (tmp_path / "http/h/a" / MOVED).read_bytes() == b"page a"
+    assert (tmp_path / "http/h/a/b").read_bytes() == b"page a/b"
     saver("http://h/a/b/c", b"page a/b/c")
     saver("http://h/a", b"page a again")
-    assert (tmp_path / "h/a/b/index.html").read_bytes() == b"page a/b"
-    assert (tmp_path / "h/a/index.html").read_bytes() == b"page a again"
-    assert saver.saved == 4
+    saver("http://h/a/", b"page a/")
+    assert (tmp_path / "http/h/a/b" / MOVED).read_bytes() == b"page a/b"
+    assert (tmp_path / "http/h/a" / MOVED).read_bytes() == b"page a again"
+    assert (tmp_path / "http/h/a" / INDEX).read_bytes() == b"page a/"  # Not page a's file.
+    assert saver.saved == 5
 
 
 def test_a_symbolic_link_out_of_the_directory_is_not_followed(tmp_path: Path) -> None:
     outside, directory = tmp_path / "outside", tmp_path / "out"
     outside.mkdir()
     directory.mkdir()
-    (directory / "h").symlink_to(outside)
+    (directory / "http").mkdir()
+    (directory / "http/h").symlink_to(outside)
     saver = PageSaver(directory)
     saver("http://h/a/b", b"page")
     saver("http://h/", b"home")
@@ -132,7 +209,7 @@ def test_crawl_save_stores_html_pages_only(tmp_path: Path, capsys) -> None:
         pages.add_page("/logo.png", body=b"\x89PNG", content_type="image/png")
         pages.add_redirect("/moved", "/a/")
         status = main([root, "--save", str(tmp_path / "mirror"), "-q"])
-        host = f"127.0.0.1:{pages.port}"
+        host = f"http/127.0.0.1%3a{pages.port}"
     assert status == 0
     saved = {
         str(path.relative_to(tmp_path / "mirror" / host))

@@ -39,6 +39,7 @@ from shared.site import (
     expected_results,
     static,
 )
+from shared.sitemaps import read_sitemap
 from shared.urls import UrlPolicy, normalize_url
 from tests.servers import poll
 
@@ -474,3 +475,40 @@ def test_query_pages_answer_only_the_query_in_the_linking_pages_encoding(
     target: str, status: int
 ) -> None:
     assert Site(10).respond(Request("GET", target)).status == status
+
+
+# --- Sitemaps ---------------------------------------------------------------------------
+
+
+def test_robots_txt_names_the_sitemap_index() -> None:
+    body = Site(10).respond(Request("GET", "/robots.txt", "127.0.0.1:8000")).body
+    assert RobotsRules.parse(body).sitemaps() == [BASE + "/sitemap_index.xml"]
+    assert body.startswith(ROBOTS_TXT)
+
+
+def test_sitemaps_list_what_the_oracle_expects() -> None:
+    site = Site(10)
+
+    def entries(path: str) -> tuple[bool, list[str]]:
+        response = site.respond(Request("GET", path, "127.0.0.1:8000"))
+        media_type = response.headers["Content-Type"]
+        return read_sitemap(response.body, BASE + path, media_type, 10**6)
+
+    assert entries("/sitemap_index.xml") == (
+        True,
+        [BASE + "/sitemaps/pages.xml", BASE + "/sitemaps/more.xml.gz"],
+    )
+    assert entries("/sitemaps/pages.xml")[1][0] == ROOT
+    listed = entries("/sitemaps/more.xml.gz")[1]  # Served gzip-compressed.
+    assert listed == [BASE + "/sitemap-only/", BASE + "/private/drafts/", "http://example.com/x"]
+    only = site.respond(Request("GET", "/sitemap-only/", "127.0.0.1:8000"))
+    assert only.status == 200
+
+
+def test_oracle_with_sitemaps_adds_the_sitemaps_and_the_page_only_they_list() -> None:
+    paths = ["/sitemap_index.xml", "/sitemaps/pages.xml", "/sitemaps/more.xml.gz"]
+    added = {(BASE + path, 200, None) for path in [*paths, "/sitemap-only/"]}
+    assert expected_results(ROOT, 10, sitemaps=True) == expected_results(ROOT, 10) | added
+    obeying = expected_results(ROOT, 10, obey_robots=True, sitemaps=True)
+    drafts = (BASE + "/private/drafts/", None, None)  # Listed, but disallowed.
+    assert obeying == expected_results(ROOT, 10, obey_robots=True) | added | {drafts}

@@ -42,13 +42,25 @@ def short_name(filename: str) -> str:
     return path.name  # An installed package, such as aiohttp.
 
 
+def whole_stack(error: BaseException) -> list[traceback.FrameSummary]:
+    """Return the stack a traceback would show had nothing caught ``error``.
+
+    A caught exception's traceback starts at the frame whose ``except``
+    caught it.  The callers of that frame come first, then the traceback:
+    each frame once, innermost last.
+    """
+    tb = error.__traceback__
+    assert tb is not None  # It was raised.
+    callers = traceback.extract_stack(tb.tb_frame.f_back)
+    return [*callers, *traceback.extract_tb(tb)]
+
+
 def stack_of_a_bug(stage: str) -> list[traceback.FrameSummary]:
     """Crawl one page with a bug in parse_links; return the stack of that bug.
 
     Each crawler catches a bug in its response handling, records the URL as
     crashed and goes on.  The stack returned is the one a traceback would
-    show had nothing caught the error: the frames above the handler that
-    caught it, then the frames the exception went through.
+    show had nothing caught the error (see ``whole_stack``).
     """
     module = importlib.import_module(STAGES[stage])
     stacks: list[list[traceback.FrameSummary]] = []
@@ -58,8 +70,7 @@ def stack_of_a_bug(stage: str) -> list[traceback.FrameSummary]:
             raise ValueError("a bug in parse_links")
 
         def record_crash(self, url: str, error: Exception) -> None:
-            above = traceback.extract_stack(sys._getframe(1))[:-1]
-            stacks.append(above + traceback.extract_tb(error.__traceback__))
+            stacks.append(whole_stack(error))
             super().record_crash(url, error)
 
     logger = logging.getLogger(module.__name__)

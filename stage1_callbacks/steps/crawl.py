@@ -8,10 +8,11 @@ shared link parser (``links_to_follow``, with ``parse`` in
 The crawl ends when ``todo`` is empty: every URL seen is done.
 
 Still wrong: no limit on the fetches in flight (a big site would run out of
-sockets), no timeout, no retry, and an error in any callback stops the
-whole crawl.  The finished stage (``stage1_callbacks``) adds all of that.
-And the code reads backwards: one fetch is spread over three methods.
-Stage 2 puts it back into one function.
+sockets), no timeout, no retry, and an error in any callback (a refused
+connection, say) ends the whole crawl with a traceback.  The finished
+stage (``stage1_callbacks``) adds all of that.  And the code reads
+backwards: one fetch is spread over three methods.  Stage 2 puts it back
+into one function.
 """
 
 import selectors
@@ -26,16 +27,21 @@ class Fetcher(fetcher.Fetcher):
     """A Fetcher that starts a Fetcher for each new link of its page."""
 
     def __init__(
-        self, url: str, selector: selectors.BaseSelector, todo: set[str], seen_urls: set[str]
+        self,
+        url: str,
+        selector: selectors.BaseSelector,
+        todo: set[str],
+        seen_urls: set[str],
     ) -> None:
         super().__init__(url, selector, todo)
-        self.seen_urls = seen_urls  # Every URL ever found; shared by all Fetchers.
+        self.seen_urls = seen_urls  # Every URL found; shared by all Fetchers.
 
     def finish(self) -> None:
-        """Print the status, start fetching the new links, mark this URL done."""
+        """Print the status, start fetching the new links, mark this done."""
         status, headers, body = parse(self.response)
         print(f"{status} {self.url}")
-        for link in links_to_follow(self.url, status, headers, body) - self.seen_urls:
+        links = links_to_follow(self.url, status, headers, body)
+        for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.todo.add(link)
             Fetcher(link, self.selector, self.todo, self.seen_urls).fetch()
@@ -49,4 +55,5 @@ if __name__ == "__main__":
     todo, seen_urls = {root}, {root}
     Fetcher(root, selector, todo, seen_urls).fetch()
     loop(selector, todo)
-    print(f"{len(seen_urls)} URLs in {time.perf_counter() - start:.3f} s")
+    seconds = time.perf_counter() - start
+    print(f"{len(seen_urls)} URLs in {seconds:.3f} s")

@@ -27,11 +27,13 @@ def fetch_and_print(url: str) -> None:
 
 if __name__ == "__main__":
     start = time.perf_counter()
+    urls = some_pages(url_from_argv())
     threads = []
-    for url in some_pages(url_from_argv()):
+    for url in urls:
         thread = threading.Thread(target=fetch_and_print, args=(url,))
         thread.start()
         threads.append(thread)
     for thread in threads:
         thread.join()  # Wait until that thread's fetch is done.
-    print(f"{len(threads)} pages in {time.perf_counter() - start:.3f} s, a thread each")
+    seconds = time.perf_counter() - start
+    print(f"{len(urls)} pages in {seconds:.3f} s, a thread each")

@@ -24,7 +24,14 @@ from tests.servers import ScriptedServer, answer, http_response
 # --8<-- [start:stack_ripping]
 def start_fetch(loop: EventLoop, url: str) -> None:
     """Ask for a page; on_page will handle it.  Returns at once."""
-    fetcher = Fetcher(url, loop, on_page, timeout=5, max_size=2**20, resolver=Resolver())
+    fetcher = Fetcher(
+        url,
+        loop,
+        on_page,
+        timeout=5,
+        max_size=2**20,
+        resolver=Resolver(),
+    )
     fetcher.start()
 
 
@@ -40,8 +47,10 @@ def test_traceback_does_not_name_the_code_that_started_the_fetch() -> None:
         with pytest.raises(ValueError) as caught:
             loop.run()
     loop.close()
-    frames = [frame.name for frame in traceback.extract_tb(caught.value.__traceback__)]
-    assert frames[1:] == ["run", "run_once", "on_page"]  # From the loop, not from start_fetch.
+    tb = caught.value.__traceback__
+    frames = [frame.name for frame in traceback.extract_tb(tb)]
+    # From the loop to on_page; start_fetch is nowhere.
+    assert frames[1:] == ["run", "run_once", "on_page"]
 
 
 # --8<-- [end:stack_ripping]

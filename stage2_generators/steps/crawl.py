@@ -7,15 +7,15 @@ links (or its redirect target) into the queue.  A URL goes into
 ``seen_urls`` when it is queued, so no URL is fetched twice.
 
 Still wrong: no timeout, no retry, no cancellation (the workers are simply
-abandoned when the loop ends), and an error in a worker ends it silently.
-The finished stage (``stage2_generators``) adds all of that, and stage 3
-swaps this tiny library for asyncio.
+abandoned when the loop ends), and nothing catches an error: a refused
+connection raises in ``fetch``, out of ``Task.step`` and through the loop,
+and the program stops with a traceback (exit status 1).
+The next step, ``tasks``, keeps a coroutine's error on its Task.
 """
 
 import selectors
-import time
 
-from shared.steps import links_to_follow, parse, url_from_argv
+from shared.steps import Progress, links_to_follow, parse, url_from_argv
 from stage2_generators.steps.future import Task
 from stage2_generators.steps.queues import Queue, run
 from stage2_generators.steps.yield_from import Coroutine, fetch
@@ -24,8 +24,9 @@ from stage2_generators.steps.yield_from import Coroutine, fetch
 class Crawler:
     """Crawl the site of ``root`` with ``max_tasks`` workers."""
 
-    def __init__(self, root: str, selector: selectors.BaseSelector, max_tasks: int = 10) -> None:
-        self.selector = selector
+    def __init__(self, root: str, max_tasks: int = 10) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.progress = Progress()
         self.max_tasks = max_tasks
         self.q = Queue()
         self.seen_urls = {root}
@@ -46,15 +47,17 @@ class Crawler:
 
     def fetch(self, url: str) -> Coroutine:
         """Fetch ``url``, print its status, and queue the new links."""
+        self.progress.begin(url)
         status, headers, body = parse((yield from fetch(url, self.selector)))
-        print(f"{status} {url}")
-        for link in links_to_follow(url, status, headers, body) - self.seen_urls:
+        self.progress.end(url, str(status))
+        links = links_to_follow(url, status, headers, body)
+        for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    crawler = Crawler(url_from_argv(), selectors.DefaultSelector())
+    crawler = Crawler(url_from_argv())
     run(crawler.selector, crawler.crawl())
-    print(f"{len(crawler.seen_urls)} URLs in {time.perf_counter() - start:.3f} s")
+    seconds = crawler.progress.seconds()
+    print(f"{len(crawler.seen_urls)} URLs in {seconds:.3f} s")

@@ -1,4 +1,4 @@
-"""Step 1 of stage 2: a Future, a generator that yields it, a Task that drives it.
+"""Step 1 of stage 2: a Future, a generator that yields it, and a Task.
 
 A ``Future`` is a result not there yet; ``set_result`` runs its callbacks.
 ``fetch`` is one generator again: where it would block, it yields a future
@@ -13,7 +13,13 @@ import selectors
 from collections.abc import Callable, Generator
 from typing import Any
 
-from shared.steps import http_request, some_pages, status_line, url_from_argv
+from shared.steps import (
+    Progress,
+    http_request,
+    some_pages,
+    status_line,
+    url_from_argv,
+)
 from stage1_callbacks.steps.callback import loop
 from stage1_callbacks.steps.nonblocking import start_connecting
 
@@ -38,7 +44,7 @@ class Future:
 
 
 class Task:
-    """Drive a generator: send in each future's result, wait for the next future."""
+    """Drive a generator: send each result in, wait for the next future."""
 
     def __init__(self, coro: Generator[Future, Any, Any]) -> None:
         self.coro = coro
@@ -55,9 +61,10 @@ class Task:
 
 
 def fetch(
-    url: str, selector: selectors.BaseSelector, todo: set[str]
+    url: str, selector: selectors.BaseSelector, progress: Progress
 ) -> Generator[Future, Any, None]:
     """Fetch ``url``, yielding a future wherever it waits."""
+    progress.begin(url)
     sock = start_connecting(url)
     f = Future()
     selector.register(sock, selectors.EVENT_WRITE, f.set_result)
@@ -75,15 +82,15 @@ def fetch(
             break
         response += chunk
     sock.close()
-    print(f"{status_line(response)} {url}")
-    todo.remove(url)
+    progress.end(url, status_line(response))
 
 
 if __name__ == "__main__":
+    progress = Progress()
     selector = selectors.DefaultSelector()
     urls = some_pages(url_from_argv())
-    todo = set(urls)
     for url in urls:
-        Task(fetch(url, selector, todo))
-    loop(selector, todo)
-    print(f"{len(urls)} pages, one thread, {len(urls)} coroutines")
+        Task(fetch(url, selector, progress))
+    loop(selector, progress.in_flight)  # Until no fetch is in flight.
+    seconds = progress.seconds()
+    print(f"{len(urls)} pages in {seconds:.3f} s, {len(urls)} coroutines")

@@ -13,10 +13,14 @@ import collections
 import selectors
 from typing import Any
 
-from shared.steps import some_pages, status_line, url_from_argv
+from shared.steps import Progress, some_pages, url_from_argv
 from stage1_callbacks.steps.callback import loop
 from stage2_generators.steps.future import Task
-from stage2_generators.steps.yield_from import Coroutine, Future, fetch
+from stage2_generators.steps.yield_from import (
+    Coroutine,
+    Future,
+    fetch_and_print,
+)
 
 
 class Queue:
@@ -24,14 +28,15 @@ class Queue:
 
     def __init__(self) -> None:
         self.items: collections.deque[Any] = collections.deque()
-        self.getters: collections.deque[Future] = collections.deque()  # Waiting in get().
-        self.unfinished = 0  # Put in, and not yet marked done with task_done().
+        self.getters: collections.deque[Future] = collections.deque()
+        self.unfinished = 0  # Put in, not yet marked done with task_done().
         self.joiners: list[Future] = []  # Waiting in join().
 
     def put_nowait(self, item: object) -> None:
         self.unfinished += 1
         if self.getters:
-            self.getters.popleft().set_result(item)  # Straight to a waiting worker.
+            waiter = self.getters.popleft()  # A worker waiting in get():
+            waiter.set_result(item)  # the item goes straight to it.
         else:
             self.items.append(item)
 
@@ -67,22 +72,24 @@ def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
     loop(selector, running)
 
 
-def worker(q: Queue, selector: selectors.BaseSelector) -> Coroutine:
+def worker(
+    q: Queue, selector: selectors.BaseSelector, progress: Progress
+) -> Coroutine:
     """Fetch URLs from ``q`` and print their status lines, forever."""
     while True:
         url = yield from q.get()
-        response = yield from fetch(url, selector)
-        print(f"{status_line(response)} {url}")
+        yield from fetch_and_print(url, selector, progress)
         q.task_done()
 
 
 if __name__ == "__main__":
+    progress = Progress()
     selector = selectors.DefaultSelector()
     q = Queue()
     urls = some_pages(url_from_argv())
     for url in urls:
         q.put_nowait(url)
     for _ in range(3):
-        Task(worker(q, selector))
+        Task(worker(q, selector, progress))
     run(selector, q.join())  # Until every URL put in is done.
-    print(f"{len(urls)} pages, one thread, 3 workers")
+    print(f"{len(urls)} pages in {progress.seconds():.3f} s, 3 workers")

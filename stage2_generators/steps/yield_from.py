@@ -7,8 +7,9 @@ every caller to the Task, results travel back down.  So waiting for a
 socket is one coroutine, ``wait_ready``; ``read`` and ``read_all`` build
 on it, and ``fetch`` reads like the blocking fetch of the first step.
 
-Still wrong: the fetches are a fixed list.  The next step, ``queues``,
-adds a queue and a pool of workers.
+Still wrong: the fetches are a fixed list, all started at once (ten URLs,
+ten sockets open together).  The next step, ``queues``, adds a queue and
+a pool of workers.
 """
 
 import selectors
@@ -16,7 +17,13 @@ import socket
 from collections.abc import Generator
 from typing import Any
 
-from shared.steps import http_request, some_pages, status_line, url_from_argv
+from shared.steps import (
+    Progress,
+    http_request,
+    some_pages,
+    status_line,
+    url_from_argv,
+)
 from stage1_callbacks.steps.callback import loop
 from stage1_callbacks.steps.nonblocking import start_connecting
 from stage2_generators.steps import future
@@ -28,11 +35,13 @@ class Future(future.Future):
     """A Future that a coroutine can wait for with ``yield from``."""
 
     def __iter__(self) -> Coroutine:
-        yield self  # Up to the Task, which resumes us once the result is set.
+        yield self  # Up to the Task, which resumes us once it is done.
         return self.result()
 
 
-def wait_ready(selector: selectors.BaseSelector, sock: socket.socket, event: int) -> Coroutine:
+def wait_ready(
+    selector: selectors.BaseSelector, sock: socket.socket, event: int
+) -> Coroutine:
     """Wait until ``sock`` is ready for ``event`` (readable or writable)."""
     f = Future()
     selector.register(sock, event, f.set_result)
@@ -46,7 +55,9 @@ def read(selector: selectors.BaseSelector, sock: socket.socket) -> Coroutine:
     return sock.recv(4096)
 
 
-def read_all(selector: selectors.BaseSelector, sock: socket.socket) -> Coroutine:
+def read_all(
+    selector: selectors.BaseSelector, sock: socket.socket
+) -> Coroutine:
     """Return every byte ``sock`` receives until the server closes it."""
     response = []
     chunk = yield from read(selector, sock)
@@ -66,18 +77,21 @@ def fetch(url: str, selector: selectors.BaseSelector) -> Coroutine:
     return response
 
 
-def fetch_and_print(url: str, selector: selectors.BaseSelector, todo: set[str]) -> Coroutine:
-    """Fetch ``url``, print its status line and mark it done."""
+def fetch_and_print(
+    url: str, selector: selectors.BaseSelector, progress: Progress
+) -> Coroutine:
+    """Fetch ``url`` and print its status line."""
+    progress.begin(url)
     response = yield from fetch(url, selector)
-    print(f"{status_line(response)} {url}")
-    todo.remove(url)
+    progress.end(url, status_line(response))
 
 
 if __name__ == "__main__":
+    progress = Progress()
     selector = selectors.DefaultSelector()
     urls = some_pages(url_from_argv())
-    todo = set(urls)
     for url in urls:
-        future.Task(fetch_and_print(url, selector, todo))
-    loop(selector, todo)
-    print(f"{len(urls)} pages, one thread, {len(urls)} coroutines")
+        future.Task(fetch_and_print(url, selector, progress))
+    loop(selector, progress.in_flight)  # Until no fetch is in flight.
+    seconds = progress.seconds()
+    print(f"{len(urls)} pages in {seconds:.3f} s, {len(urls)} coroutines")

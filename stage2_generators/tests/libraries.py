@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-from stage2_generators import events, futures, locks, loop, queues, tasks
+from stage2_generators import events, futures, locks, loop, queues, taskgroups, tasks, timeouts
 
 # The names a differential test may use, and where stage 2 keeps each one.
 STAGE2_NAMES: dict[str, object] = {
@@ -33,16 +33,36 @@ STAGE2_NAMES: dict[str, object] = {
     "sleep": tasks.sleep,
     "gather": tasks.gather,
     "wait_for": tasks.wait_for,
+    "shield": tasks.shield,
+    "TaskGroup": taskgroups.TaskGroup,
+    "timeout": timeouts.timeout,
+    "timeout_at": timeouts.timeout_at,
+    "Timeout": timeouts.Timeout,
     "Queue": queues.Queue,
     "QueueEmpty": queues.QueueEmpty,
     "QueueFull": queues.QueueFull,
+    "QueueShutDown": queues.QueueShutDown,
     "Event": locks.Event,
     "Lock": locks.Lock,
     "Semaphore": locks.Semaphore,
 }
 
+# Names that asyncio has only on newer Pythons: None on older ones, where a
+# test of them checks stage 2 against asyncio's documentation alone.
+NEWER_NAMES = {"QueueShutDown"}  # Python 3.13, with Queue.shutdown().
+
+
+def _asyncio_name(name: str) -> object:
+    """Return asyncio's ``name``; None for one of NEWER_NAMES this Python lacks."""
+    if name in NEWER_NAMES:
+        return getattr(asyncio, name, None)
+    return getattr(asyncio, name)
+
+
 ASYNCIO = types.SimpleNamespace(
-    name="asyncio", logger="asyncio", **{name: getattr(asyncio, name) for name in STAGE2_NAMES}
+    name="asyncio",
+    logger="asyncio",
+    **{name: _asyncio_name(name) for name in STAGE2_NAMES},
 )
 STAGE2 = types.SimpleNamespace(name="stage2", logger="stage2_generators", **STAGE2_NAMES)
 LIBRARIES = {"asyncio": ASYNCIO, "stage2": STAGE2}

@@ -1,6 +1,6 @@
 """Step 1 of stage 3: the queue crawler on asyncio and aiohttp.
 
-The crawler of stage 2's last step, word for word where the idea is the
+The crawler of stage 2's ``crawl`` step, word for word where the idea is the
 same: ``yield from`` becomes ``await``, generator functions become ``async
 def``, ``Task(...)`` becomes ``asyncio.create_task(...)``, and the Queue
 and the loop are asyncio's.  aiohttp speaks HTTP: it connects, sends, reads

@@ -1,0 +1,38 @@
+"""Run a step against a port where nothing listens, and show how it ends.
+
+The stage 2 chapter shows with it what a step does when every connection
+is refused: what it printed, its traceback if any, and its exit status::
+
+    python docs/examples/refused.py stage2_generators.steps.crawl
+
+The port is one this script holds bound but never listens on, so the
+operating system refuses every connection to it, on any machine, and no
+other program can take it meanwhile.
+"""
+
+import socket
+import subprocess
+import sys
+
+DEADLINE = 60  # Seconds; a refused connection fails in milliseconds.
+
+
+def main() -> None:
+    """Run the step named on the command line against a refusing port."""
+    step = sys.argv[1]
+    with socket.socket() as unheard:
+        unheard.bind(("127.0.0.1", 0))  # Bound, not listening: refused.
+        url = f"http://127.0.0.1:{unheard.getsockname()[1]}/"
+        done = subprocess.run(
+            [sys.executable, "-m", step, url],
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+    print(f"$ python -m {step} {url}")
+    print(done.stdout + done.stderr, end="")
+    print(f"$ echo $?\n{done.returncode}")
+
+
+if __name__ == "__main__":
+    main()

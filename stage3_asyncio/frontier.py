@@ -1,0 +1,639 @@
+"""Beyond one machine: stage 3's crawler with its frontier in Valkey or Redis.
+
+Stage 3's crawler keeps the whole state of a crawl in its own memory: the
+queue of URLs to fetch, the set of URLs seen, what each host allows and
+when it may be asked again, and the records.  A crash loses all of it, and
+a second process cannot help.  ``FrontierCrawler`` keeps that state in a
+Valkey or Redis server instead (``Frontier``), so any number of processes,
+started at any time, work on one crawl, and a crawl outlives them all.
+
+What changes is only *where* the state lives.  The few calls that touched
+the queue and the seen set (``add_url``, taking a URL in ``work``, recording
+an outcome) become calls to the server, each one step that the server runs
+whole (a Lua script), so two processes never take the same URL or break a
+host's limit.  A URL taken is *leased*: if its process dies, the lease runs
+out and the URL goes back to the queue.  A worker reports a URL done and
+takes the next in one round trip (``Frontier.step``).
+
+Left out compared with scrapy-redis or Crawlee: priorities (the queue is
+first in, first out), a Redis Cluster (all keys live on one server), and
+fetching a host's robots.txt again after a day.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import json
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import aiohttp
+import redis.asyncio
+import redis.asyncio.retry
+import redis.backoff
+import redis.exceptions
+
+from shared.frontier_cli import DEFAULT_LEASE, check_url
+from shared.http import ACCEPT_ENCODING, Response
+from shared.options import finite, seconds
+from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
+from shared.report import stat_to_json
+from shared.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
+from stage3_asyncio.connections import CarefulConnector, phase_tracing, pool_tracing
+from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
+
+PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
+KEYS = ("queue", "seen", "leases", "leased", "records", "log", "pages", "hosts", "robots", "meta")
+SERVER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+MAX_POLL = 0.5  # The longest a worker waits before asking the server again.
+
+
+class FrontierError(Exception):
+    """The frontier's server cannot be reached, or went away."""
+
+
+# --8<-- [start:scripts]
+# The server runs each script whole, with no other command in between: that
+# is what makes a step atomic across processes.  Time is the server's own
+# (TIME), so machines whose clocks differ still agree on leases and delays.
+NOW = "local t = redis.call('TIME') local now = t[1] + t[2] / 1000000\n"
+
+# KEYS: queue seen leases leased records log.  ARGV: the URL done ('' for
+# none), the lease in seconds, the number of records, then (url, record)
+# pairs, then (url, entry) pairs of links.  Records the URL's outcome, queues
+# the links not seen, then takes the next URL: its entry, or false and how
+# long until a lease runs out (-1: no lease, the crawl is finished).
+STEP = (
+    NOW
+    + """
+if ARGV[1] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
+end
+local i = 4
+for _ = 1, tonumber(ARGV[3]) do
+  if redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('RPUSH', KEYS[6], ARGV[i])
+  end
+  i = i + 2
+end
+while i < #ARGV do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
+    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+  end
+  i = i + 2
+end
+if ARGV[2] == '0' then return {false, '0'} end
+for _, url in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('LPUSH', KEYS[1], redis.call('HGET', KEYS[4], url))
+  redis.call('ZREM', KEYS[3], url)
+  redis.call('HDEL', KEYS[4], url)
+end
+local entry = redis.call('LPOP', KEYS[1])
+if entry then
+  local url = string.match(entry, '^%S+ %S+ (.*)$')
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), url)
+  redis.call('HSET', KEYS[4], url, entry)
+  return {entry, '0'}
+end
+local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+if #first == 0 then return {false, '-1'} end
+return {false, tostring(first[2] - now)}
+"""
+)
+
+# KEYS: the host's slots (a sorted set of holders by expiry), hosts.  ARGV:
+# origin, holder, delay, limit (0: none), seconds a slot is held at most.
+# Returns '0' when the request may start now (the slot is taken), '-1' when
+# the host has no free slot, or how many seconds its delay still needs.
+TURN = (
+    NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local limit = tonumber(ARGV[4])
+if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return '-1' end
+local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if next_start > now then return tostring(next_start - now) end
+redis.call('HSET', KEYS[2], ARGV[1], tostring(now + tonumber(ARGV[3])))
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[2])
+return '0'
+"""
+)
+
+# KEYS: pages.  ARGV: max_pages.  Counts one more page if the limit allows.
+ADMIT = """
+local pages = tonumber(redis.call('GET', KEYS[1]) or '0')
+if pages >= tonumber(ARGV[1]) then return 0 end
+redis.call('INCR', KEYS[1])
+return 1
+"""
+
+# KEYS: leases.  ARGV: lease, then URLs.  Extends the leases still held.
+RENEW = (
+    NOW
+    + """
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
+end
+return 0
+"""
+)
+# --8<-- [end:scripts]
+
+
+def entry_of(url: str, max_redirect: int, depth: int) -> str:
+    """Return a queue entry: the redirect budget, the depth and the URL."""
+    return f"{max_redirect} {depth} {url}"  # A normalized URL has no space.
+
+
+def parse_entry(entry: bytes) -> tuple[str, int, int]:
+    """Return the URL, redirect budget and depth of a queue entry."""
+    max_redirect, depth, url = entry.decode().split(" ", 2)
+    return url, int(max_redirect), int(depth)
+
+
+def shown(url: str) -> str:
+    """Return ``url`` without its password, fit for a message."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+# --8<-- [start:frontier]
+class Frontier:
+    """The state of one crawl, kept in a Valkey or Redis server at ``url``.
+
+    Raises ValueError for a URL that names no such server, or a lease that
+    is not a positive number of seconds.  Every call raises FrontierError
+    when the server cannot be reached.
+    """
+
+    def __init__(self, url: str, lease: float = DEFAULT_LEASE) -> None:
+        finite(seconds(zero_allowed=False))("lease", lease)
+        self.url = check_url(url)
+        self.lease = lease
+        # A few quick tries ride out a dropped connection; the scripts are
+        # safe to send again (a URL taken twice only waits for its lease).
+        retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(1.0, 0.1), 3)
+        self.redis = redis.asyncio.Redis.from_url(url, retry=retry, socket_timeout=10)
+        self.keys = {name: PREFIX + name for name in KEYS}
+        self.scripts = {
+            name: self.redis.register_script(text)
+            for name, text in [("step", STEP), ("turn", TURN), ("admit", ADMIT), ("renew", RENEW)]
+        }
+
+    async def call(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        """Run one of the scripts; raises FrontierError if the server is gone."""
+        try:
+            return await self.scripts[name](keys, args)
+        except SERVER_ERRORS as error:
+            raise self.gone(error) from None
+
+    def gone(self, error: BaseException) -> FrontierError:
+        """Return the error that says the server went away, and why."""
+        return FrontierError(f"the frontier at {shown(self.url)} went away: {error}")
+
+    async def connect(self) -> None:
+        """Check that the server answers; raises FrontierError saying why not."""
+        try:
+            await self.redis.ping()
+        except (*SERVER_ERRORS, redis.exceptions.RedisError) as error:
+            await self.close()
+            raise FrontierError(
+                f"cannot reach the frontier at {shown(self.url)}: {error}"
+            ) from None
+
+    async def close(self) -> None:
+        """Close the connections to the server."""
+        await self.redis.aclose()
+
+    # --8<-- [end:frontier]
+
+    # --8<-- [start:step]
+    async def step(
+        self, done_url: str | None, records: list[str], links: list[str], *, take: bool = True
+    ) -> tuple[bytes | None, float]:
+        """Record a URL done and queue its new links, then take the next URL.
+
+        ``records`` and ``links`` are flat (url, value) pairs.  Returns the
+        entry taken, or None and how long until a lease runs out (-1 when
+        none is held: the crawl is finished).  With ``take`` False, only
+        records and queues.
+        """
+        keys = [self.keys[name] for name in ("queue", "seen", "leases", "leased", "records", "log")]
+        lease = self.lease if take else 0  # The script takes nothing for a lease of 0.
+        args = [done_url or "", lease, len(records) // 2, *records, *links]
+        entry, wait = await self.call("step", keys, args)
+        return entry, float(wait)
+
+    # --8<-- [end:step]
+
+    # --8<-- [start:turn]
+    async def turn(self, origin: str, holder: str, delay: float, limit: int, hold: float) -> float:
+        """Take a slot at ``origin`` if its limit and delay allow.
+
+        Returns 0 when taken (``release`` it after the request), -1 when the
+        host has no free slot, or the seconds its delay still asks to wait.
+        ``hold``: the slot frees itself after that long, should its holder die.
+        """
+        keys = [PREFIX + "slots:" + origin, self.keys["hosts"]]
+        return float(await self.call("turn", keys, [origin, holder, delay, limit, hold]))
+
+    async def release(self, origin: str, holder: str) -> None:
+        """Give back a slot taken with ``turn``."""
+        try:
+            await self.redis.zrem(PREFIX + "slots:" + origin, holder)
+        except SERVER_ERRORS as error:
+            raise self.gone(error) from None
+
+    # --8<-- [end:turn]
+
+    async def admit(self, max_pages: int) -> bool:
+        """Count one more page fetched, unless ``max_pages`` have been already."""
+        return bool(await self.call("admit", [self.keys["pages"]], [max_pages]))
+
+    async def renew(self, urls: Iterable[str]) -> None:
+        """Extend the leases of ``urls`` (those still leased) by a whole lease."""
+        if urls:
+            await self.call("renew", [self.keys["leases"]], [self.lease, *urls])
+
+    async def command(self, name: str, *args: Any) -> Any:
+        """Send one plain command; raises FrontierError if the server is gone."""
+        try:
+            return await self.redis.execute_command(name, *args)  # type: ignore[no-untyped-call]
+        except SERVER_ERRORS as error:
+            raise self.gone(error) from None
+
+    # --8<-- [start:robots]
+    async def robots(self, origin: str) -> bytes | None:
+        """Return what is stored about ``origin``'s robots.txt, or None."""
+        stored: bytes | None = await self.command("HGET", self.keys["robots"], origin)
+        return stored
+
+    async def claim_robots(self, origin: str) -> bool:
+        """Tell whether this caller is the one to fetch ``origin``'s robots.txt.
+
+        The claim runs out after a lease, so a claimer that dies is replaced.
+        """
+        key = PREFIX + "robots-claim:" + origin
+        return bool(await self.command("SET", key, "1", "NX", "PX", int(self.lease * 1000)))
+
+    async def store_robots(self, origin: str, stored: bytes) -> None:
+        """Keep what was learnt of ``origin``'s robots.txt for every process."""
+        await self.command("HSET", self.keys["robots"], origin, stored)
+
+    # --8<-- [end:robots]
+
+    async def note_time(self, name: str, when: float, *, first: bool = False) -> None:
+        """Keep when the crawl started (``first``: only the earliest) or ended."""
+        await self.command("HSETNX" if first else "HSET", self.keys["meta"], name, repr(when))
+
+    async def counts(self) -> dict[str, int]:
+        """Return how many URLs are seen, queued, leased and recorded."""
+        names = {"seen": "SCARD", "queue": "LLEN", "leases": "ZCARD", "log": "LLEN"}
+        return {name: await self.command(cmd, self.keys[name]) for name, cmd in names.items()}
+
+    async def records(self, chunk: int = 1000) -> list[str]:
+        """Return every record, as JSON text, in the order they were written."""
+        urls = await self.command("LRANGE", self.keys["log"], 0, -1)
+        lines = []
+        for start in range(0, len(urls), chunk):
+            found = await self.command("HMGET", self.keys["records"], *urls[start : start + chunk])
+            lines += [line.decode() for line in found]
+        return lines
+
+    async def times(self) -> tuple[float, float | None]:
+        """Return when the crawl started and when it last ended (None: never)."""
+        t0, t1 = await self.command("HMGET", self.keys["meta"], "t0", "t1")
+        return float(t0 or time.time()), float(t1) if t1 else None
+
+    async def forget(self) -> int:
+        """Remove every key of the crawl; return how many there were."""
+        try:
+            keys = [key async for key in self.redis.scan_iter(match=PREFIX + "*", count=1000)]
+        except SERVER_ERRORS as error:
+            raise self.gone(error) from None
+        for start in range(0, len(keys), 1000):
+            await self.command("UNLINK", *keys[start : start + 1000])
+        return len(keys)
+
+
+# --8<-- [start:crawler]
+class FrontierCrawler(Crawler):
+    """Stage 3's crawler, its queue and seen set replaced by a ``Frontier``.
+
+    ``frontier`` is the server's URL (redis://, rediss:// or unix://),
+    ``lease`` the seconds a taken URL stays leased to this process without
+    news from it.  Raises ValueError for a bad URL or lease, as for any option.
+    """
+
+    def __init__(
+        self,
+        roots: str | Iterable[str],
+        *,
+        frontier: str,
+        lease: float = DEFAULT_LEASE,
+        **options: Any,
+    ) -> None:
+        super().__init__(roots, **options)
+        self.frontier = Frontier(frontier, lease)
+        # What this process has decided since it last told the server, as
+        # flat (url, value) pairs.  Filled only between two awaits, and sent
+        # before the next one, so no two workers' outcomes ever mix here.
+        self.records_out: list[str] = []
+        self.links_out: list[str] = []
+        self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
+        self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
+        self.turns = itertools.count()
+
+    def add_url(self, url: str, max_redirect: int | None = None) -> None:
+        """Send ``url`` to the server, which queues it unless it has seen it.
+
+        ``seen_urls`` holds only the URLs this process took, so that its own
+        report and records agree: the seen set of the crawl is the server's.
+        """
+        if max_redirect is None:
+            max_redirect = self.max_redirect
+        self.links_out += [url, entry_of(url, max_redirect, self.depths.get(url, 0))]
+
+    def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
+        """Record the outcome of one URL here and, at the next step, in the server."""
+        super().record_statistic(fetch_statistic)
+        record = json.dumps(stat_to_json(fetch_statistic), ensure_ascii=False)
+        self.records_out += [fetch_statistic.url, record]
+
+    def outbox(self) -> tuple[list[str], list[str]]:
+        """Return the records and links not yet sent, and start afresh."""
+        records, links = self.records_out, self.links_out
+        self.records_out, self.links_out = [], []
+        return records, links
+
+    # --8<-- [end:crawler]
+
+    # --8<-- [start:crawl]
+    async def crawl(self) -> None:
+        """Work on the crawl in the server until no URL is queued or leased.
+
+        Raises FrontierError when the server cannot be reached or goes away.
+        """
+        await self.frontier.connect()
+        try:
+            async with open_session(self) as self.session:
+                self.t0 = time.time()
+                await self.frontier.note_time("t0", self.t0, first=True)
+                self.add_roots()  # The server queues those it has not seen.
+                await self.frontier.step(None, *self.outbox(), take=False)
+                await self.run_workers()
+                self.t1 = time.time()
+                await self.frontier.note_time("t1", self.t1)
+        finally:
+            self.t1 = self.t1 or time.time()
+            await self.frontier.close()
+
+    async def run_workers(self) -> None:
+        """Run the workers until each has found the crawl finished."""
+        heartbeat = asyncio.create_task(self.keep_leases())
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [asyncio.create_task(self.work(), name=name) for name in names]
+        try:
+            await asyncio.gather(*workers)  # Raises the first error, such as FrontierError.
+        finally:
+            for task in [*workers, heartbeat]:
+                task.cancel()
+            await asyncio.gather(*workers, heartbeat, return_exceptions=True)
+
+    async def keep_leases(self) -> None:
+        """Renew this process's leases three times a lease, for as long as it lives."""
+        while True:
+            await asyncio.sleep(self.frontier.lease / 3)
+            try:
+                await self.frontier.renew(list(self.leased))
+            except FrontierError as error:  # The workers meet it too, and stop.
+                LOGGER.warning("%s", error)
+
+    # --8<-- [end:crawl]
+
+    # --8<-- [start:work]
+    async def work(self) -> None:
+        """Take URLs from the frontier and fetch them, until the crawl is finished."""
+        done_url = None
+        while (entry := await self.next_url(done_url)) is not None:
+            url, max_redirect, depth = entry
+            if self.max_depth is not None:
+                self.depths[url] = depth
+            try:
+                await self.fetch(url, max_redirect)
+            except FrontierError:
+                raise
+            except Exception as error:  # A bug, not a network error: keep going.
+                self.record_crash(url, error)
+            done_url = url
+
+    async def next_url(self, done_url: str | None) -> tuple[str, int, int] | None:
+        """Report ``done_url`` done and take the next URL; None when the crawl is over.
+
+        While the queue is empty but other workers hold leases, their pages
+        may yet bring new links: ask again, less often as time goes on.
+        """
+        poll = 0.01
+        entry, wait = await self.frontier.step(done_url, *self.outbox())
+        self.leased.discard(done_url or "")
+        while entry is None and wait >= 0:
+            await asyncio.sleep(min(poll, wait, MAX_POLL))
+            poll *= 2
+            entry, wait = await self.frontier.step(None, [], [])
+        if entry is None:
+            return None
+        url, max_redirect, depth = parse_entry(entry)
+        self.leased.add(url)
+        self.seen_urls.add(url)
+        return url, max_redirect, depth
+
+    # --8<-- [end:work]
+
+    # --8<-- [start:fetch]
+    async def fetch(self, url: str, max_redirect: int) -> None:
+        """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
+        if self.robots_needed(url):
+            await self.robots_of(url)
+        reason = self.admit(url) or await self.page_limit()  # Counted across processes.
+        if reason is not None:
+            self.record_skip(url, reason)
+            return
+        try:
+            response = await self.fetch_response(url, self.max_size)
+        except NETWORK_ERRORS as error:
+            self.record_statistic(failure(url, error))
+            return
+        self.handle_response(url, max_redirect, response)
+
+    async def page_limit(self) -> CrawlLimitReached | None:
+        """Count one more page in the server, or return why not (max_pages)."""
+        if self.max_pages is None or await self.frontier.admit(self.max_pages):
+            return None
+        return CrawlLimitReached(f"max_pages={self.max_pages} reached")
+
+    # --8<-- [end:fetch]
+
+    # --8<-- [start:polite]
+    async def polite_request(self, url: str, max_size: int) -> Response:
+        """GET ``url`` once, when its host has a free slot and its delay has passed."""
+        # This process's share of the host first (fewer questions to the
+        # server), then a slot of the host's limit across every process.
+        async with self.host_slot(url), self.shared_turn(url):
+            return await self.request(url, max_size)
+
+    @contextlib.asynccontextmanager
+    async def shared_turn(self, url: str) -> AsyncIterator[None]:
+        """Hold one of the host's slots, kept in the server, once its delay has passed."""
+        host = self.polite.host(url)
+        delay, limit = self.polite.delay_of(host), self.max_per_host or 0
+        if delay == 0 and limit == 0:  # Nothing to share: no round trip.
+            self.started(url)
+            yield
+            return
+        holder, poll = f"{self.holder}:{next(self.turns)}", 0.005
+        hold = self.timeout + 1  # A request ends by then; a dead holder's slot frees.
+        while (wait := await self.frontier.turn(host.origin, holder, delay, limit, hold)) != 0:
+            if wait < 0:  # No free slot: one frees when some request ends.
+                wait, poll = poll, min(poll * 2, MAX_POLL)
+            await asyncio.sleep(wait)
+        self.started(url)
+        try:
+            yield
+        finally:
+            await self.frontier.release(host.origin, holder)
+
+    def started(self, url: str) -> None:
+        """Tell ``on_request`` (the tests) that a request to ``url`` starts now."""
+        if self.on_request is not None:
+            self.on_request(url, asyncio.get_running_loop().time())
+
+    # --8<-- [end:polite]
+
+    # --8<-- [start:robots]
+    async def fetch_robots(self, host: Host) -> RobotsRules:
+        """Return a host's robots.txt rules: from the server, or fetched once for all."""
+        poll = 0.01
+        while True:
+            stored = await self.frontier.robots(host.origin)
+            if stored is not None:
+                return rules_from(stored, self.user_agent)
+            if await self.frontier.claim_robots(host.origin):
+                rules, stored = await self.fetch_robots_here(host)
+                await self.frontier.store_robots(host.origin, stored)
+                return rules
+            await asyncio.sleep(poll)  # Another process is fetching it.
+            poll = min(poll * 2, MAX_POLL)
+
+    async def fetch_robots_here(self, host: Host) -> tuple[RobotsRules, bytes]:
+        """Fetch a host's robots.txt; return its rules and what to store of them."""
+        robots, body = RobotsFetch(host.origin, self.user_agent), b""
+        while robots.rules is None:
+            try:
+                response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE)
+            except NETWORK_ERRORS as error:
+                robots.failed(error)
+            else:
+                body = response.body
+                robots.received(response)
+        return robots.rules, stored_rules(robots.rules, body)
+
+    # --8<-- [end:robots]
+
+
+# --8<-- [start:stored_rules]
+def stored_rules(rules: RobotsRules, body: bytes) -> bytes:
+    """Return what a server keeps of robots.txt rules: how they were made."""
+    if rules.parser is not None:
+        return b"parse\n" + body
+    return b"allow\n" if rules.everything else b"deny\n" + rules.refusal.encode()
+
+
+def rules_from(stored: bytes, user_agent: str) -> RobotsRules:
+    """Return the robots.txt rules that ``stored_rules`` kept."""
+    how, _, rest = stored.partition(b"\n")
+    if how == b"parse":
+        return RobotsRules.parse(rest, user_agent)
+    if how == b"allow":
+        return RobotsRules.allow_all(user_agent)
+    return RobotsRules.disallow_all(rest.decode(), user_agent)
+
+
+# --8<-- [end:stored_rules]
+
+
+def open_session(crawler: Crawler) -> aiohttp.ClientSession:
+    """Return the HTTP session of stage 3's ``crawl``, made the same way."""
+    connector = CarefulConnector(limit=crawler.max_tasks)
+    session = aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=crawler.timeout),
+        headers={"User-Agent": crawler.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
+        auto_decompress=False,
+        trace_configs=[pool_tracing(), *phase_tracing(crawler.recorder)],
+    )
+    session._retry_connection = False  # crawler.py says why.
+    return session
+
+
+# --- The whole crawl, read back from the server ---------------------------------
+
+
+@dataclasses.dataclass
+class StoredCrawl:
+    """A crawl read back from its frontier: what ``shared.report`` prints."""
+
+    done: list[FetchStatistic]
+    seen_urls: set[str]
+    max_tasks: int
+    t0: float
+    t1: float | None
+    lines: list[str]  # The records as stored: the lines of ``crawl --json``.
+
+
+async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
+    """Read every record of the crawl in ``frontier``; raises FrontierError."""
+    lines = await frontier.records()
+    seen = {url.decode() for url in await frontier.command("SMEMBERS", frontier.keys["seen"])}
+    t0, t1 = await frontier.times()
+    kinds: dict[tuple[str, bool], type[Exception]] = {}
+    done = [stat_from_json(line, kinds) for line in lines]
+    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1, lines)
+
+
+def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) -> FetchStatistic:
+    """Return the statistic that ``shared.report.stat_to_json`` wrote as ``line``.
+
+    The exception comes back as an exception of the same class name (made
+    once per name in ``kinds``) and message: all that the report shows.
+    """
+    record = json.loads(line)
+    error: Exception | None = None
+    if record["exception"] is not None:
+        name, _, message = record["exception"].partition(": ")
+        if (name, record["skipped"]) not in kinds:
+            base = Skipped if record["skipped"] else Exception
+            kinds[name, record["skipped"]] = type(name, (base,), {})
+        error = kinds[name, record["skipped"]](message)
+    fields = {name: record[name] for name in FetchStatistic._fields}
+    return FetchStatistic(**{**fields, "exception": error})
+
+
+# --8<-- [start:entry]
+def run(crawler: Crawler) -> Crawler:
+    """Run ``crawler`` to completion on a new asyncio event loop."""
+    try:
+        asyncio.run(crawler.crawl())
+    finally:
+        crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()
+    return crawler
+
+
+# --8<-- [end:entry]

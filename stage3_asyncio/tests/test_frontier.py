@@ -1,0 +1,287 @@
+"""Stage 3's shared frontier (``crawl --frontier``) against a real Valkey server.
+
+Crawlers run as separate processes (``python -m stage3_asyncio``), as they
+would on separate machines, all crawling one test site served from this
+process, whose counters see every request of every crawler.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from shared.cli import main
+from shared.server import ServerThread, make_app
+from shared.site import expected_results
+from tests.valkey import ValkeyServer, valkey_binary
+
+PAGES = 30  # A small site: about a hundred URLs.
+DEADLINE = 60.0  # Seconds for a crawl to end; never reached when all is well.
+
+
+@pytest.fixture(scope="session")
+def valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ValkeyServer]:
+    """One Valkey server for the whole run, on a Unix socket in a temporary directory."""
+    valkey_binary()  # Skips (or fails under CI) where no server can run.
+    with ValkeyServer(tmp_path_factory.mktemp("valkey")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def databases() -> Iterator[int]:
+    """Database numbers, one per test, so that no two tests share a crawl."""
+    return itertools.count(1)
+
+
+@pytest.fixture
+def frontier(valkey: ValkeyServer, databases: Iterator[int]) -> str:
+    """The URL of an empty frontier of this test's own."""
+    return valkey.url(next(databases))
+
+
+def start(frontier: str, root: str, *options: object) -> subprocess.Popen[str]:
+    """Start one crawler process on ``frontier``."""
+    command = [sys.executable, "-m", "stage3_asyncio", "-q", "--frontier", frontier, root]
+    return subprocess.Popen(
+        [*command, *map(str, options)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(processes: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
+    """Wait for every process; return each one's exit status, stdout and stderr."""
+    results = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=DEADLINE)
+        results.append((process.returncode, stdout, stderr))
+    return results
+
+
+def kill(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` with SIGKILL: it gets no chance to tidy anything."""
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=DEADLINE)
+
+
+def client(frontier: str) -> Any:
+    """Return a plain (blocking) Redis client of ``frontier``, to look inside."""
+    import redis
+
+    return redis.Redis.from_url(frontier)
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll ``condition`` until it holds; fail after DEADLINE seconds."""
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.01)  # Polling with a deadline: the crawlers give no signal.
+
+
+def records_in(frontier: str) -> int:
+    """Return how many records the server holds."""
+    count: int = client(frontier).llen("crawl:log")
+    return count
+
+
+def whole_crawl(frontier: str, path: Path) -> list[dict[str, Any]]:
+    """Return every record of the crawl, as ``crawl --report --json`` writes them."""
+    status = main(["-q", "--frontier", frontier, "--report", "--json", str(path)])
+    assert status == 0
+    return read_jsonl(path)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Return the records of a ``--json`` file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def results(records: list[dict[str, Any]]) -> set[tuple[str, int | None, str | None]]:
+    """Return what the oracle compares: each URL's status and redirect target."""
+    return {(record["url"], record["status"], record["next_url"]) for record in records}
+
+
+def urls_fetched(records: list[dict[str, Any]]) -> int:
+    """Return how many requests a crawl that fetched each URL once makes: robots.txt too."""
+    return sum(record["status"] is not None for record in records) + 1
+
+
+# --8<-- [start:three]
+@pytest.mark.slow  # Three processes.
+def test_three_processes_crawl_the_site_once(frontier: str, tmp_path: Path) -> None:
+    with ServerThread(make_app(PAGES, latency=0.02)) as server:
+        files = [tmp_path / f"crawler{number}.jsonl" for number in range(3)]
+        crawlers = [start(frontier, server.url, "--max-tasks", 3, "--json", f) for f in files]
+        assert [status for status, _, _ in finish(crawlers)] == [0, 0, 0]
+        requests = dict(server.site.counters.requests)
+    records = [record for path in files for record in read_jsonl(path)]
+    urls = [record["url"] for record in records]
+    assert len(urls) == len(set(urls))  # No URL recorded twice...
+    assert results(records) == expected_results(server.url, PAGES, obey_robots=True)
+    assert set(requests.values()) == {1}  # ...nor fetched twice, robots.txt included.
+    assert sum(1 for path in files if read_jsonl(path)) >= 2  # They shared the work.
+    whole = whole_crawl(frontier, tmp_path / "all.jsonl")
+    assert sorted(whole, key=lambda r: r["url"]) == sorted(records, key=lambda r: r["url"])
+
+
+# --8<-- [end:three]
+
+
+@pytest.mark.slow  # Two processes, one killed.
+def test_a_killed_process_leaves_its_urls_to_another(frontier: str, tmp_path: Path) -> None:
+    with ServerThread(make_app(PAGES, latency=0.05)) as server:
+        options = ["--max-tasks", 3, "--lease", 1]
+        doomed, survivor = (
+            start(frontier, server.url, *options),
+            start(frontier, server.url, *options),
+        )
+        wait_for(lambda: records_in(frontier) >= 10, "ten records")
+        kill(doomed)
+        assert finish([survivor])[0][0] == 0
+        requests = dict(server.site.counters.requests)
+    records = whole_crawl(frontier, tmp_path / "all.jsonl")
+    assert len(records) == len({record["url"] for record in records})
+    assert results(records) == expected_results(server.url, PAGES, obey_robots=True)
+    fetched_twice = [path for path, count in requests.items() if count > 1]
+    assert len(fetched_twice) <= 3  # At most the dead process's three leases.
+
+
+@pytest.mark.slow  # Four processes, two of them killed.
+def test_a_crawl_goes_on_after_every_process_was_killed(frontier: str, tmp_path: Path) -> None:
+    with ServerThread(make_app(PAGES, latency=0.05)) as server:
+        options = ["--max-tasks", 3, "--lease", 1]
+        first = [start(frontier, server.url, *options) for _ in range(2)]
+        wait_for(lambda: records_in(frontier) >= 20, "twenty records")
+        for process in first:
+            kill(process)
+        in_flight = client(frontier).zcard("crawl:leases")  # Leased when they died.
+        assert 0 < records_in(frontier) < len(expected_results(server.url, PAGES))
+        again = [start(frontier, server.url, *options) for _ in range(2)]
+        assert [status for status, _, _ in finish(again)] == [0, 0]
+        requests = sum(server.site.counters.requests.values())
+    records = whole_crawl(frontier, tmp_path / "all.jsonl")
+    assert results(records) == expected_results(server.url, PAGES, obey_robots=True)
+    assert len(records) == len({record["url"] for record in records})
+    assert requests <= urls_fetched(records) + in_flight
+
+
+def stamped(app: web.Application, starts: list[float]) -> web.Application:
+    """Return ``app``, noting when each request arrives (the site's own clock)."""
+
+    @web.middleware
+    async def stamp(request: web.Request, handler: Any) -> web.StreamResponse:
+        starts.append(time.monotonic())
+        return await handler(request)
+
+    app.middlewares.append(stamp)
+    return app
+
+
+@pytest.mark.slow  # Three processes.
+def test_delay_and_max_pages_hold_across_processes(frontier: str, tmp_path: Path) -> None:
+    starts: list[float] = []
+    delay, max_pages = 0.1, 12
+    with ServerThread(stamped(make_app(PAGES, latency=0.01), starts)) as server:
+        options = ["--delay", delay, "--max-pages", max_pages, "--max-tasks", 4]
+        crawlers = [start(frontier, server.url, *options) for _ in range(3)]
+        assert [status for status, _, _ in finish(crawlers)] == [0, 0, 0]
+    records = whole_crawl(frontier, tmp_path / "all.jsonl")
+    assert sum(record["status"] is not None for record in records) == max_pages
+    assert len(starts) == max_pages + 1  # robots.txt too.
+    # The server grants turns ``delay`` apart on its own clock; each request
+    # then travels to the site, a trip that a busy machine can lengthen, so
+    # one gap the site sees may shrink by that much.  Processes that ignored
+    # each other would send requests together: gaps near 0.
+    starts.sort()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert min(gaps) > delay / 2, gaps
+    assert starts[-1] - starts[0] > (len(starts) - 1) * delay - delay / 2, gaps
+
+
+@pytest.mark.slow  # Three processes.
+def test_max_per_host_holds_across_processes(frontier: str, tmp_path: Path) -> None:
+    with ServerThread(make_app(PAGES, latency=0.05)) as server:
+        options = ["--max-per-host", 2, "--max-tasks", 4, "--max-pages", 30]
+        crawlers = [start(frontier, server.url, *options) for _ in range(3)]
+        assert [status for status, _, _ in finish(crawlers)] == [0, 0, 0]
+        assert server.site.counters.max_in_flight == 2  # Reached, never passed.
+
+
+@pytest.mark.slow  # A server of its own, killed.
+def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> None:
+    valkey = ValkeyServer(tmp_path, appendonly=True)
+    with valkey, ServerThread(make_app(PAGES, latency=0.05)) as server:
+        crawler = start(valkey.url(), server.url, "--max-tasks", 3, "--json", tmp_path / "a.jsonl")
+        wait_for(lambda: records_in(valkey.url()) >= 10, "ten records")
+        written = set(client(valkey.url()).hkeys("crawl:records"))
+        assert valkey.process is not None
+        valkey.process.kill()
+        status, _, stderr = finish([crawler])[0]
+    assert status == 1
+    assert "went away" in stderr.splitlines()[-1], stderr
+    assert len(read_jsonl(tmp_path / "a.jsonl")) >= len(written)
+    with ValkeyServer(tmp_path, appendonly=True) as again:
+        assert written <= set(client(again.url()).hkeys("crawl:records"))
+
+
+# --- Bad input: one line, and the right exit status --------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--frontier", "http://127.0.0.1:6379/", "http://127.0.0.1/"],
+        ["--frontier", "127.0.0.1:6379", "http://127.0.0.1/"],
+        ["--stage", "callbacks", "--frontier", "redis://127.0.0.1:1/0", "http://127.0.0.1/"],
+        ["--stage", "generators", "--frontier", "redis://127.0.0.1:1/0", "http://127.0.0.1/"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--report", "http://127.0.0.1/"],
+        ["--report"],
+        ["--forget"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--lease", "0", "http://127.0.0.1/"],
+    ],
+)
+def test_bad_frontier_options_exit_2_before_anything(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+@pytest.mark.slow  # The client tries a few times before it gives up.
+@pytest.mark.parametrize("place", ["redis://127.0.0.1:1/0", "unix:///nonexistent/valkey.sock"])
+def test_an_unreachable_server_exits_1_with_one_line(
+    place: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--frontier", place, "http://127.0.0.1:1/"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "cannot reach the frontier" in err[0], err
+
+
+def test_forget_removes_a_finished_crawl_only(frontier: str) -> None:
+    keys = client(frontier)
+    keys.rpush("crawl:queue", "10 0 http://127.0.0.1/")
+    assert main(["-q", "--frontier", frontier, "--forget"]) == 1  # Not finished.
+    keys.delete("crawl:queue")
+    keys.sadd("crawl:seen", "http://127.0.0.1/")
+    assert main(["-q", "--frontier", frontier, "--forget"]) == 0
+    assert keys.dbsize() == 0
+
+
+@pytest.mark.slow  # The client tries a few times before it gives up.
+def test_a_frontier_url_hides_its_password(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--frontier", "redis://:secret@127.0.0.1:1/0", "http://127.0.0.1:1/"]) == 1
+    assert "secret" not in capsys.readouterr().err

@@ -1,0 +1,323 @@
+"""Coming back politely: the part of the acceptance suite about a second visit.
+
+``RevisitTests`` is a mixin of ``tests.acceptance.AcceptanceTests``, so every
+stage runs it.  What it checks, the same in every stage:
+
+- A 429 or 503 answer with ``Retry-After`` (seconds, or an HTTP date) is
+  tried again once that time has passed, and every other request to the
+  host waits too; a wait over ``max_retry_after`` is not made: the answer
+  is recorded with a ``RetryAfterTooLong``.  Without a Retry-After, or with
+  one that cannot be read, the wait is an exponential backoff.  The times
+  are the stage's own loop clock (``Crawler.on_request``), never a timer of
+  the test's.
+- With ``sitemaps=True``, the sitemaps a root host's robots.txt names (or
+  its ``/sitemap.xml``) are fetched and recorded like pages, sitemap index
+  files are followed, gzip-compressed sitemaps are read, and the pages
+  they list that the crawl allows are queued.  A sitemap that is too long
+  (a gzip bomb included), not XML, or declares a DOCTYPE is recorded with
+  the reason, and the crawl goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import gzip
+import math
+import time
+import types
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from shared.report import report
+from shared.retry import BACKOFF_BASE, RetryAfterTooLong
+from shared.server import ServerThread, make_app
+from shared.site import expected_results
+from shared.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
+from shared.stats import ResponseTooLarge, RobotsDisallowed
+from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.polite_acceptance import check_each_url_once, fetched, skipped
+from tests.servers import DEADLINE, PageServer
+
+SLOW = pytest.mark.slow  # As in tests.acceptance: over a second.
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Handler:
+    """Return a handler that answers ``status`` with each header set given, then 200.
+
+    None in ``answers`` stands for no Retry-After at all.
+    """
+    calls = 0
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        nonlocal calls
+        calls += 1
+        if calls <= len(answers):
+            return web.Response(status=status, headers=answers[calls - 1] or {}, text="busy")
+        return web.Response(text="<p>ok</p>", content_type="text/html")
+
+    return handler
+
+
+def urlset(*locations: str, root: str = "urlset", entry: str = "url") -> bytes:
+    """Return a sitemap listing ``locations`` (an index with root="sitemapindex")."""
+    items = "".join(f"<{entry}><loc>{location}</loc></{entry}>" for location in locations)
+    namespace = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    return f'<?xml version="1.0"?><{root} {namespace}>{items}</{root}>'.encode()
+
+
+def index(*locations: str) -> bytes:
+    """Return a sitemap index listing the sitemaps at ``locations``."""
+    return urlset(*locations, root="sitemapindex", entry="sitemap")
+
+
+def add_sitemap(pages: PageServer, path: str, body: bytes, gzipped: bool = False) -> str:
+    """Serve a sitemap at ``path`` (as a .gz file if ``gzipped``); return its URL."""
+    if gzipped:
+        return pages.add_page(path, body=gzip.compress(body), content_type="application/gzip")
+    return pages.add_page(path, body=body, content_type="application/xml")
+
+
+def add_robots(pages: PageServer, *lines: str) -> None:
+    """Serve a robots.txt of ``lines``."""
+    pages.add_page("/robots.txt", body="\n".join(lines).encode(), content_type="text/plain")
+
+
+def retry_after(value: str) -> dict[str, str]:
+    """Return the headers of an answer that asks to come back after ``value``."""
+    return {"Retry-After": value}
+
+
+class RevisitTests:
+    """Retry-After and backoff, sitemaps; mixed into AcceptanceTests."""
+
+    stage: types.ModuleType
+    crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
+
+    def crawl_clocked(self, roots: list[str], **options: Any) -> tuple[Any, dict[str, list[float]]]:
+        """Crawl, and return the crawler and the loop times each URL was requested at."""
+        crawler = self.stage.Crawler(roots, **options)
+        times: dict[str, list[float]] = {}
+        crawler.on_request = lambda url, now: times.setdefault(url, []).append(now)
+        acceptance.run_with_deadline(lambda: self.stage.run(crawler))
+        return crawler, times
+
+    # --- Retry-After ----------------------------------------------------------------
+
+    @SLOW
+    def test_retry_after_seconds_holds_the_whole_host(self, pages: PageServer) -> None:
+        crawler: Any = None
+
+        async def after_the_hold(request: web.Request) -> web.StreamResponse:
+            # Answer only once the crawler has taken /a's Retry-After, so
+            # that /c (queued behind this page) starts after it for sure.
+            deadline = asyncio.get_running_loop().time() + DEADLINE
+            while not any(h.not_before > -math.inf for h in list(crawler.polite.hosts.values())):
+                if asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.005)
+            return web.Response(text="")
+
+        a = pages.add_handler("/a", busy_then_ok([retry_after("1")], status=429))
+        b = pages.add_handler("/b", after_the_hold)
+        c = pages.add_page("/c", [])
+        crawler = self.stage.Crawler([a, b, c], max_tasks=2)
+        times: dict[str, list[float]] = {}
+        crawler.on_request = lambda url, now: times.setdefault(url, []).append(now)
+        acceptance.run_with_deadline(lambda: self.stage.run(crawler))
+        (held_until,) = {host.not_before for host in crawler.polite.hosts.values()}
+        assert len(times[a]) == 2 and times[a][1] - times[a][0] >= 1.0
+        assert times[a][1] >= held_until and times[c][0] >= held_until  # The host waited.
+        assert [stat.status for stat in crawler.done if stat.url == a] == [200]
+        assert crawler.waits == {"retry_after": 1}
+
+    @SLOW
+    def test_retry_after_date_is_waited_for(self, pages: PageServer) -> None:
+        async def dated(request: web.Request) -> web.StreamResponse:
+            if pages.requests["/"] == 1:
+                later = email.utils.formatdate(time.time() + 2, usegmt=True)
+                return web.Response(status=503, headers=retry_after(later))
+            return web.Response(text="")
+
+        root = pages.add_handler("/", dated)
+        crawler, times = self.crawl_clocked([root])
+        # The date has whole seconds: 2 s ahead, written down, is more than 1 s.
+        assert len(times[root]) == 2 and times[root][1] - times[root][0] >= 0.9
+        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+
+    def test_retry_after_date_in_the_past_is_no_wait(self, pages: PageServer) -> None:
+        past = email.utils.formatdate(time.time() - 3600, usegmt=True)
+        root = pages.add_handler("/", busy_then_ok([retry_after(past)]))
+        crawler = self.crawl([root])
+        assert pages.requests["/"] == 2 and crawler.done[0].status == 200
+        assert crawler.waits == {"retry_after": 1}
+
+    @pytest.mark.parametrize("value", ["3600", "99999999999999999999999", "9" * 5000])
+    def test_retry_after_over_the_cap_is_recorded_not_waited(
+        self, pages: PageServer, value: str
+    ) -> None:
+        root = pages.add_handler("/", busy_then_ok([retry_after(value)] * 9, status=429))
+        crawler = self.crawl([root])
+        (stat,) = crawler.done
+        assert (stat.status, type(stat.exception)) == (429, RetryAfterTooLong)
+        assert "over max_retry_after=120" in str(stat.exception)
+        assert pages.requests["/"] == 1 and not crawler.waits
+
+    def test_max_retry_after_sets_the_cap(self, pages: PageServer) -> None:
+        root = pages.add_handler("/", busy_then_ok([retry_after("1")] * 9))
+        crawler = self.crawl([root], max_retry_after=0.5)
+        assert isinstance(crawler.done[0].exception, RetryAfterTooLong)
+        assert pages.requests["/"] == 1
+
+    # --- Without a usable Retry-After: backoff ------------------------------------------
+
+    def test_503_without_retry_after_backs_off(self, pages: PageServer) -> None:
+        root = pages.add_handler("/", busy_then_ok([None, None]))
+        crawler, times = self.crawl_clocked([root], max_tries=3)
+        first, second, third = times[root]
+        # Jitter takes at most half of each wait, and each wait doubles.
+        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE
+        assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
+
+    @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
+    def test_unreadable_retry_after_backs_off(self, pages: PageServer, value: str) -> None:
+        root = pages.add_handler("/", busy_then_ok([retry_after(value)], status=429))
+        crawler = self.crawl([root])
+        assert pages.requests["/"] == 2 and crawler.done[0].status == 200
+        assert crawler.waits == {"bad_retry_after": 1}
+
+    def test_busy_answer_is_kept_once_max_tries_are_spent(self, pages: PageServer) -> None:
+        root = pages.add_handler("/", busy_then_ok([retry_after("0")] * 9))
+        crawler = self.crawl([root], max_tries=2)
+        (stat,) = crawler.done
+        assert (stat.status, stat.exception) == (503, None)
+        assert pages.requests["/"] == 2 and crawler.waits == {"retry_after": 1}
+
+    def test_other_statuses_with_retry_after_are_not_retried(self, pages: PageServer) -> None:
+        root = pages.add_handler("/", busy_then_ok([retry_after("0")], status=500))
+        crawler = self.crawl([root])
+        assert crawler.done[0].status == 500 and pages.requests["/"] == 1
+
+    def test_the_report_counts_the_waits(self, pages: PageServer, capsys: Any) -> None:
+        root = pages.add_page("/", ["/a", "/b"])
+        pages.add_handler("/a", busy_then_ok([retry_after("0"), None]))
+        pages.add_handler("/b", busy_then_ok([retry_after("nonsense")], status=429))
+        crawler = self.crawl([root])
+        report(crawler)
+        lines = capsys.readouterr().out.splitlines()
+        assert {"1 wait_retry_after", "1 wait_backoff", "1 wait_bad_retry_after"} <= {
+            line.strip() for line in lines
+        }
+        assert {stat.status for stat in crawler.done} == {200}
+
+    # --- Sitemaps -----------------------------------------------------------------------
+
+    @pytest.mark.parametrize("obey_robots", [True, False])
+    def test_full_crawl_with_sitemaps_matches_the_oracle(self, obey_robots: bool) -> None:
+        with ServerThread(make_app(60)) as server:
+            crawler = self.crawl([server.url], obey_robots=obey_robots, sitemaps=True)
+        expected = expected_results(server.url, 60, obey_robots=obey_robots, sitemaps=True)
+        assert acceptance.results(crawler) == expected
+        assert (server.url + "sitemap-only/", 200, None) in expected
+        assert expected > expected_results(server.url, 60, obey_robots=obey_robots)
+
+    def test_sitemap_index_and_gzip_sitemap_are_followed(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_robots(pages, "User-agent: *", "Disallow: /no", "Sitemap: /index.xml")
+        add_sitemap(pages, "/index.xml", index("/a.xml", pages.url + "b.xml.gz"))
+        add_sitemap(pages, "/a.xml", urlset("/one", "/no", "http://example.com/off"))
+        add_sitemap(pages, "/b.xml.gz", urlset(pages.url + "two", "/one"), gzipped=True)
+        for path in ["/one", "/two", "/no"]:
+            pages.add_page(path, [])
+        crawler = self.crawl([root], sitemaps=True, obey_robots=True)
+        base = pages.url.rstrip("/")
+        sitemaps = {base + path for path in ["/index.xml", "/a.xml", "/b.xml.gz"]}
+        assert fetched(crawler) == {root, base + "/one", base + "/two", *sitemaps}
+        assert set(skipped(crawler, RobotsDisallowed)) == {base + "/no"}
+        listed = {s.url: s.num_urls for s in crawler.done if s.url in sitemaps}
+        assert listed == {base + "/index.xml": 2, base + "/a.xml": 2, base + "/b.xml.gz": 2}
+        assert all(s.exception is None for s in crawler.done if s.url in sitemaps)
+        check_each_url_once(crawler)
+
+    def test_sitemap_xml_when_robots_txt_names_none(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_robots(pages, "User-agent: *", "Disallow: /hidden")
+        add_sitemap(pages, "/sitemap.xml", urlset("/hidden"))
+        pages.add_page("/hidden", [])
+        crawler = self.crawl([root], sitemaps=True)  # robots.txt read, not obeyed.
+        assert fetched(crawler) == {root, pages.url + "sitemap.xml", pages.url + "hidden"}
+        assert pages.requests["/robots.txt"] == 1
+
+    def test_sitemaps_only_when_asked(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        add_sitemap(pages, "/sitemap.xml", urlset("/a"))
+        assert fetched(self.crawl([root], obey_robots=True)) == {root}
+        assert pages.requests["/sitemap.xml"] == 0
+
+    def test_sitemap_bomb_is_cut_and_recorded(self, pages: PageServer) -> None:
+        root = pages.add_page("/", ["/after"])
+        pages.add_page("/after", [])
+        add_robots(pages, "Sitemap: /bomb.xml.gz", "Sitemap: /big.xml")
+        # 20 MB of one entry repeated: about 60 KB gzipped.
+        bomb = urlset(*["/x"] * 500_000)
+        add_sitemap(pages, "/bomb.xml.gz", bomb, gzipped=True)
+        add_sitemap(pages, "/big.xml", urlset(*["/y"] * 20_000))
+        crawler = self.crawl([root], sitemaps=True, max_size=100_000)
+        records = acceptance.by_url(crawler)
+        assert isinstance(records[pages.url + "bomb.xml.gz"].exception, SitemapTooLarge)
+        assert isinstance(records[pages.url + "big.xml"].exception, ResponseTooLarge)
+        assert fetched(crawler) == {
+            root,
+            pages.url + "after",
+            *(pages.url + p for p in ["bomb.xml.gz", "big.xml"]),
+        }
+        assert pages.requests["/x"] == pages.requests["/y"] == 0
+
+    @pytest.mark.parametrize(
+        ("body", "reason"),
+        [
+            (b"<urlset><url><loc>/a</loc></url>", "not well-formed XML"),
+            (b"<html><body>Not found</body></html>", "not a sitemap"),
+            (b"\x1f\x8b not really gzip", "not well-formed XML"),
+            (
+                b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+                b'<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>'
+                b"<urlset><url><loc>/&lol2;</loc></url></urlset>",
+                "a DOCTYPE is not allowed",
+            ),
+        ],
+    )
+    def test_malformed_sitemap_is_recorded_not_fatal(
+        self, pages: PageServer, body: bytes, reason: str
+    ) -> None:
+        root = pages.add_page("/", ["/b"])
+        pages.add_page("/b", [])
+        sitemap = add_sitemap(pages, "/sitemap.xml", body)
+        crawler = self.crawl([root], sitemaps=True)
+        record = acceptance.by_url(crawler)[sitemap]
+        assert record.status == 200 and isinstance(record.exception, BadSitemap)
+        assert reason in str(record.exception)
+        assert fetched(crawler) == {root, pages.url + "b", sitemap}
+
+    def test_bad_gzip_sitemap_is_recorded(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        sitemap = pages.add_page(
+            "/sitemap.xml", body=b"\x1f\x8b\x08garbage", content_type="application/gzip"
+        )
+        crawler = self.crawl([root], sitemaps=True)
+        assert "not a gzip file" in str(acceptance.by_url(crawler)[sitemap].exception)
+
+    def test_sitemap_count_is_limited(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        maps = [f"/map/{n}.xml" for n in range(MAX_SITEMAPS + 5)]
+        add_sitemap(pages, "/sitemap.xml", index(*maps))
+        for path in maps:
+            add_sitemap(pages, path, urlset())
+        crawler = self.crawl([root], sitemaps=True, max_tasks=20)
+        read = [path for path in ["/sitemap.xml", *maps] if pages.requests[path]]
+        assert len(read) == MAX_SITEMAPS
+        check_each_url_once(crawler)

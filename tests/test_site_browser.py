@@ -1,0 +1,291 @@
+"""The docs site in a real browser: every page of both languages, as a reader sees it.
+
+The built site (the ``built_site`` fixture) is served from 127.0.0.1 and
+opened in Chromium, driven by Playwright.  The browser is the system's
+(Debian's ``chromium`` package, which ``.ci/run`` installs): Playwright
+downloads nothing.  Every request to another address is blocked and
+recorded, so a page that would reach out to the network fails here instead
+of quietly working only when online.
+
+Each page is opened once (``visit`` keeps what it saw) and then checked for
+what a reader would notice: an error in the console, a request leaving the
+machine, a Mermaid diagram left as text, a code block that scrolls
+sideways in a 1280 px wide window.  The search box is tried in both
+languages.
+
+Where no browser can be started (no chromium, not Linux), these tests skip
+with the reason; with ``CI=true`` in the environment they fail instead, so
+CI cannot pass without them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import http.server
+import os
+import shutil
+import sys
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+# Every page of the English site; each has its Chinese translation under /zh/.
+PAGES = sorted(path.stem for path in (REPO / "docs").glob("*.md") if ".zh" not in path.suffixes)
+LANGUAGES = {"en": "/", "zh": "/zh/"}
+WIDTH = 1280  # A laptop's window: no code block may scroll sideways in it.
+# As root Chromium needs --no-sandbox; the others keep it from calling home.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-gpu",
+]
+# Material draws each diagram into a closed shadow root, which no script can
+# look into; opened, the test can see the SVG inside.  Nothing else changes.
+OPEN_SHADOW_ROOTS = """
+const attachShadow = Element.prototype.attachShadow;
+Element.prototype.attachShadow = function (init) {
+    return attachShadow.call(this, { ...init, mode: "open" });
+};
+"""
+
+
+def no_browser(reason: str) -> None:
+    """Skip the test, saying why; fail it instead on CI, which must run it."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser tests, but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def page_path(language: str, name: str) -> str:
+    """Return the URL path of the page built from docs/NAME.md in ``language``."""
+    return LANGUAGES[language] + ("" if name == "index" else f"{name}/")
+
+
+@dataclasses.dataclass
+class Window:
+    """A browser context, and the requests to other addresses that it blocked."""
+
+    context: Any
+    outside_requests: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Visit:
+    """What the browser saw while it loaded one page."""
+
+    status: int | None
+    console_errors: list[str]
+    outside_requests: list[str]
+    diagrams_in_html: int
+    diagrams: list[str]  # Per diagram drawn: "svg", or what went wrong.
+    scrolling_blocks: list[str]
+
+
+# --- The site's server and the browser ----------------------------------------------------------
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serve files from a directory without a log line per request."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site: Path) -> Iterator[str]:
+    """The built site, served from 127.0.0.1 on a port the system picks."""
+    handler = functools.partial(QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Chromium from the system's packages, headless, started by Playwright."""
+    if not sys.platform.startswith("linux"):
+        no_browser(f"the browser tests use Debian's chromium, and this is {sys.platform}")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        no_browser("no chromium on PATH (apt-get install chromium)")
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        no_browser("playwright is not installed (pip install -e '.[test]')")
+    playwright = sync_playwright().start()
+    try:
+        try:
+            chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Error as error:
+            no_browser(f"chromium does not start: {str(error).splitlines()[0]}")
+        yield chromium
+        chromium.close()
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture(scope="module")
+def window(browser: Any, site_url: str) -> Iterator[Window]:
+    """A browser window 1280 px wide that may reach only the site's server."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": 900}, service_workers="block")
+    context.add_init_script(OPEN_SHADOW_ROOTS)
+    window = Window(context)
+    site = urllib.parse.urlsplit(site_url).netloc
+
+    def only_the_site(route: Any) -> None:
+        if urllib.parse.urlsplit(route.request.url).netloc == site:
+            route.continue_()
+        else:
+            window.outside_requests.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    context.route("**/*", only_the_site)
+    yield window
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def visit(window: Window, site_url: str, built_site: Path) -> Any:
+    """Return a function that loads a page once and returns its Visit."""
+    return functools.cache(functools.partial(load, window, site_url, built_site))
+
+
+def load(window: Window, site_url: str, built_site: Path, path: str) -> Visit:
+    """Open ``path``, let it settle (diagrams drawn, network quiet), and note what happened."""
+    page = window.context.new_page()
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    before = len(window.outside_requests)
+    try:
+        response = page.goto(site_url + path, wait_until="load")
+        html = (built_site / path.lstrip("/") / "index.html").read_text(encoding="utf-8")
+        expected = html.count('<pre class="mermaid">')
+        # Material replaces each <pre class="mermaid"> once Mermaid has drawn it.
+        page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        return Visit(
+            status=response.status if response else None,
+            console_errors=errors,
+            outside_requests=window.outside_requests[before:],
+            diagrams_in_html=expected,
+            diagrams=page.evaluate(DRAWN_DIAGRAMS),
+            scrolling_blocks=page.evaluate(SCROLLING_BLOCKS),
+        )
+    finally:
+        page.close()
+
+
+# What each diagram became: "svg" when Mermaid drew it.
+DRAWN_DIAGRAMS = """() => [...document.querySelectorAll("div.mermaid")].map(host => {
+    const svg = host.shadowRoot && host.shadowRoot.querySelector("svg");
+    if (!svg) return "no svg";
+    if (svg.textContent.includes("Syntax error")) return "Mermaid's syntax error picture";
+    return "svg";
+})"""
+
+# Show every code block (closed details, other tabs), then list those whose
+# content is wider than their box: a reader would have to scroll them.
+SCROLLING_BLOCKS = """() => {
+    document.querySelectorAll("details").forEach(details => { details.open = true; });
+    const style = document.createElement("style");
+    style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block }";
+    document.head.append(style);
+    return [...document.querySelectorAll("pre > code, .highlight")]
+        .filter(block => block.scrollWidth > block.clientWidth)
+        .map(block => {
+            const title = block.closest(".highlight")?.querySelector(".filename")?.textContent;
+            const first = block.textContent.trim().split("\\n")[0].slice(0, 60);
+            return `${title || first}: ${block.scrollWidth} px in ${block.clientWidth} px`;
+        });
+}"""
+
+
+# --- Every page ---------------------------------------------------------------------------------
+
+EVERY_PAGE = pytest.mark.parametrize(
+    "path",
+    [page_path(language, name) for language in LANGUAGES for name in PAGES],
+)
+
+
+@EVERY_PAGE
+def test_page_loads_without_console_errors(visit: Any, path: str) -> None:
+    seen = visit(path)
+    assert seen.status == 200
+    assert seen.console_errors == []
+
+
+@EVERY_PAGE
+def test_page_makes_no_request_off_the_machine(visit: Any, path: str) -> None:
+    assert visit(path).outside_requests == []
+
+
+@EVERY_PAGE
+def test_every_diagram_is_drawn(visit: Any, path: str) -> None:
+    seen = visit(path)
+    assert seen.diagrams == ["svg"] * seen.diagrams_in_html
+
+
+@EVERY_PAGE
+def test_no_code_block_scrolls_sideways(visit: Any, path: str) -> None:
+    assert visit(path).scrolling_blocks == []
+
+
+def test_the_pages_have_diagrams_to_check(visit: Any) -> None:
+    """The diagram test would pass on a site without diagrams: make sure there are some."""
+    assert sum(visit(page_path("en", name)).diagrams_in_html for name in PAGES) >= 3
+
+
+# --- Search -------------------------------------------------------------------------------------
+
+
+def search(window: Window, site_url: str, path: str, words: str) -> list[str]:
+    """Type ``words`` into the search box of the page at ``path``; return the results' links."""
+    page = window.context.new_page()
+    try:
+        page.goto(site_url + path, wait_until="load")
+        box = page.locator("input[data-md-component=search-query]")
+        box.click()
+        box.press_sequentially(words)
+        # Playwright enters Chinese as text, with no key event, as an input
+        # method does until its last key; the box searches when a key goes up.
+        box.press("End")
+        results = page.locator(".md-search-result__item > a")
+        results.first.wait_for(timeout=30_000)
+        return [urllib.parse.urlsplit(link).path for link in results.evaluate_all(HREFS)]
+    finally:
+        page.close()
+
+
+HREFS = "links => links.map(link => link.href)"
+
+
+def test_search_finds_an_english_word_on_the_english_site(window: Window, site_url: str) -> None:
+    # One index serves both languages (the i18n plugin builds one), and the
+    # Chinese pages hold the same code: the English page must be among them.
+    assert "/callbacks/" in search(window, site_url, "/", "selector")
+
+
+def test_search_finds_a_chinese_word_on_the_chinese_site(window: Window, site_url: str) -> None:
+    assert "/zh/callbacks/" in search(window, site_url, "/zh/", "事件循环")
