@@ -64,6 +64,8 @@ def check(args: argparse.Namespace, roots: list[str]) -> None:
     if args.stage != "asyncio":
         raise ValueError(f"--frontier works with --stage asyncio only, not {args.stage} "
                          "(stages 1 and 2 keep their frontier in memory)")  # fmt: skip
+    if args.sitemaps:
+        raise ValueError("--sitemaps cannot be used with --frontier yet")
     if (args.report or args.forget) and roots:
         raise ValueError("--report and --forget take no root: they act on the crawl in the server")
     if importlib.util.find_spec("redis") is None:
@@ -141,7 +143,7 @@ async def act(
             stored = await frontier.load_crawl(server, options.max_tasks)
             report(stored)
             if json_file is not None:
-                json_file.writelines(line + "\n" for line in stored.lines)
+                write_jsonl(stored, json_file)
         if args.forget:
             if counts["queue"] or counts["leases"]:
                 queued, leased = counts["queue"], counts["leases"]

@@ -28,8 +28,12 @@ be: its phases would then go to the later fetch).
 
 from __future__ import annotations
 
+import array
 import json
+import re
+import threading
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,22 +46,30 @@ PID = 1  # One process: the crawl.
 class Fetch:
     """One request attempt: its URL, its lane, when it began and ended, its phases."""
 
-    __slots__ = ("url", "lane", "start", "end", "phases")
+    __slots__ = ("url", "lane", "start", "end", "marks")
 
     def __init__(self, url: str, lane: str | None, start: float) -> None:
         self.url = url
         self.lane = lane  # None: a Fetcher slot, chosen when the file is written.
         self.start = start
         self.end: float | None = None  # None while in flight.
-        # [name, start, end] lists; the last one's end is None while it lasts.
-        self.phases: list[list[Any]] = [["connect", start, None]]
+        # Each phase's name and start, one after another in one flat list; a
+        # phase lasts until the next mark, and None marks a pause (the request
+        # is over, its page not parsed yet).  Flat, because a crawl makes
+        # thousands: fewer objects for the garbage collector to walk.
+        self.marks: list[Any] = ["connect", start]
+
+    def phase(self) -> str | None:
+        """Return the phase the fetch is in (None between its request and its parse)."""
+        return typing.cast(str | None, self.marks[-2])
 
 
 class Trace:
     """Record a crawl's fetches, loop turns and counters; ``write`` saves them.
 
     ``queued`` returns how many URLs wait for a worker; it is read at the
-    start and end of each fetch, for the counters.
+    start and end of each fetch, for the counters.  Numbers are kept in
+    arrays, which the garbage collector does not walk.
     """
 
     def __init__(self, name: str, queued: Callable[[], int] = lambda: 0) -> None:
@@ -67,9 +79,14 @@ class Trace:
         self.fetches: list[Fetch] = []
         self.latest: dict[str, Fetch] = {}  # The latest fetch of each URL.
         self.in_flight = 0
-        self.counters: list[tuple[float, int, int]] = []  # (time, queued, in flight)
-        self.loop_events: list[tuple[str, float, float, int]] = []  # (name, start, end, events)
-        self.loop_mark: tuple[str, float] | None = None  # What the loop does since when.
+        # The thread crawler's threads all count: += is no single step for them.
+        self.counting = threading.Lock()
+        self.counters = array.array("d")  # Time, URLs queued, fetches in flight; again...
+        # The loop's events: start, end and how many events select() returned
+        # (-1 for a run of code between two selects); again and again.
+        self.loop_events = array.array("d")
+        self.loop_since = -1.0  # When the loop began what it does now.
+        self.loop_asleep = False  # True while it is in select().
 
     def now(self) -> float:
         """Return microseconds since the trace began."""
@@ -96,15 +113,14 @@ class Trace:
         request is over, and the parse belongs to that fetch.
         """
         fetch = self.latest.get(url)
-        if fetch is None or fetch.phases[-1][0] == name:
+        if fetch is None or fetch.marks[-2] == name:
             return
         now = self.now()
         if fetch.end is not None:
             fetch.end = None
             self.count(now, +1)
-        elif fetch.phases[-1][2] is None:
-            fetch.phases[-1][2] = now
-        fetch.phases.append([name, now, None])
+        fetch.marks.append(name)
+        fetch.marks.append(now)
 
     def end(self, url: str) -> None:
         """Note that the fetch of ``url`` is over (done, failed, or its page parsed)."""
@@ -112,55 +128,70 @@ class Trace:
         if fetch is None or fetch.end is not None:
             return
         fetch.end = now = self.now()
-        if fetch.phases[-1][2] is None:
-            fetch.phases[-1][2] = now
+        fetch.marks.append(None)
+        fetch.marks.append(now)
         self.count(now, -1)
 
     def count(self, now: float, change: int) -> None:
         """Note the counters after ``change`` in the fetches in flight."""
-        self.in_flight += change
-        self.counters.append((now, max(self.queued(), 0), self.in_flight))
+        with self.counting:
+            self.in_flight += change
+            self.counters.extend((now, max(self.queued(), 0), self.in_flight))
 
     # --- The loop: called by the hand-made loops of stages 1 and 2 -----------
 
     def waiting(self) -> None:
         """Note that the loop is about to wait in ``select()``; its run of code ends."""
         now = self.now()
-        if self.loop_mark is not None:
-            self.loop_events.append(("run", self.loop_mark[1], now, 0))
-        self.loop_mark = ("select", now)
+        if self.loop_since >= 0:
+            self.loop_events.extend((self.loop_since, now, -1))
+        self.loop_since, self.loop_asleep = now, True
 
     def woke(self, events: int) -> None:
         """Note that ``select()`` returned ``events`` events; the loop runs code now."""
         now = self.now()
-        if self.loop_mark is not None and self.loop_mark[0] == "select":
-            self.loop_events.append(("select", self.loop_mark[1], now, events))
-        self.loop_mark = ("run", now)
+        if self.loop_asleep:
+            self.loop_events.extend((self.loop_since, now, events))
+        self.loop_since, self.loop_asleep = now, False
 
     # --- The file ------------------------------------------------------------
 
     def write(self, path: str | Path) -> None:
         """Write the trace to ``path`` in the Trace Event Format.  Raises OSError."""
-        document = {"traceEvents": self.events(), "displayTimeUnit": "ms"}
-        Path(path).write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        lines = ",\n".join(self.event_lines())
+        text = f'{{"traceEvents": [\n{lines}\n], "displayTimeUnit": "ms"}}\n'
+        Path(path).write_text(text, encoding="utf-8")
 
     def events(self) -> list[dict[str, Any]]:
-        """Return the trace's events: names of the lanes, fetches, phases, loop, counters."""
+        """Return the trace's events, as ``write`` writes them."""
+        return [json.loads(line) for line in self.event_lines()]
+
+    def event_lines(self) -> list[str]:
+        """Return the trace's events in JSON: lane names, fetches, phases, loop, counters.
+
+        Written from templates rather than by json.dumps: a crawl has tens of
+        thousands of events, and the templates cost a third as much.
+        """
         stop = self.now()
         self.waiting()  # Ends the loop's last run of code, if it has a loop.
         lanes = assign_lanes(self.fetches)
-        names = [*dict.fromkeys(lanes)] + ([LOOP_LANE] if self.loop_events else [])
+        loop = [LOOP_LANE] if self.loop_events else []
+        names = sorted(set(lanes), key=in_order) + loop
         tids = {name: number for number, name in enumerate(names, start=1)}
-        events = metadata(self.name, names)
+        lines = metadata(self.name, names)
         for fetch, lane in zip(self.fetches, lanes, strict=True):
-            events += fetch_events(fetch, tids[lane], stop)
-        for name, start, end, count in self.loop_events:
-            args = {"events": count} if name == "select" else {}
-            events.append(complete(name, "loop", start, end, tids.get(LOOP_LANE, 0), args))
-        for now, queued, in_flight in self.counters:
-            events.append(counter("URLs queued", now, queued))
-            events.append(counter("fetches in flight", now, in_flight))
-        return events
+            lines += fetch_lines(fetch, tids[lane], stop)
+        events = self.loop_events
+        for n in range(0, len(events), 3):
+            start, end, count = events[n : n + 3]
+            name, args = ("run", "{}") if count < 0 else ("select", f'{{"events": {count:.0f}}}')
+            lines.append(complete(f'"{name}"', "loop", start, end, tids.get(LOOP_LANE, 0), args))
+        counters = self.counters
+        for n in range(0, len(counters), 3):
+            now, queued, in_flight = counters[n : n + 3]
+            lines.append(counter("URLs queued", now, queued))
+            lines.append(counter("fetches in flight", now, in_flight))
+        return lines
 
 
 class NoTrace(Trace):
@@ -199,6 +230,12 @@ def lane_name(lane: object) -> str | None:
     return str(get_name() if get_name is not None else getattr(lane, "name", lane))
 
 
+def in_order(lane: str) -> tuple[bool, list[Any]]:
+    """Sort lanes as a reader counts: workers before others, ``worker 2`` before ``worker 10``."""
+    parts = [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", lane)]
+    return lane.startswith("robots.txt"), parts
+
+
 def assign_lanes(fetches: list[Fetch]) -> list[str]:
     """Return each fetch's lane, giving those without one the first free Fetcher slot."""
     slot_ends: list[float] = []  # When each slot's last fetch ended.
@@ -216,46 +253,49 @@ def assign_lanes(fetches: list[Fetch]) -> list[str]:
     return lanes
 
 
-def metadata(process: str, lanes: list[str]) -> list[dict[str, Any]]:
+def metadata(process: str, lanes: list[str]) -> list[str]:
     """Return the events that name the process and each lane, in order."""
-    events: list[dict[str, Any]] = [
-        {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": process}}
-    ]
+    name = json.dumps(process, ensure_ascii=False)
+    lines = [f'{{"name": "process_name", "ph": "M", "pid": {PID}, "tid": 0, '
+             f'"args": {{"name": {name}}}}}']  # fmt: skip
     for tid, lane in enumerate(lanes, start=1):
-        events.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid,
-                       "args": {"name": lane}})  # fmt: skip
-        events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid,
-                       "args": {"sort_index": tid}})  # fmt: skip
-    return events
+        name = json.dumps(lane, ensure_ascii=False)
+        lines.append(f'{{"name": "thread_name", "ph": "M", "pid": {PID}, "tid": {tid}, '
+                     f'"args": {{"name": {name}}}}}')  # fmt: skip
+        lines.append(f'{{"name": "thread_sort_index", "ph": "M", "pid": {PID}, "tid": {tid}, '
+                     f'"args": {{"sort_index": {tid}}}}}')  # fmt: skip
+    return lines
 
 
-def fetch_events(fetch: Fetch, tid: int, stop: float) -> list[dict[str, Any]]:
+def fetch_lines(fetch: Fetch, tid: int, stop: float) -> list[str]:
     """Return a fetch's complete event and its phases' (one still in flight ends at ``stop``)."""
     end = fetch.end if fetch.end is not None else stop
-    args = {"url": fetch.url}
-    path = fetch.url.split("/", 3)[-1]
-    events = [complete("/" + path, "fetch", fetch.start, end, tid, args)]
-    for name, start, phase_end in fetch.phases:
-        phase_end = end if phase_end is None else phase_end
-        events.append(complete(name, "phase", start, phase_end, tid, args))
-    return events
+    url = json.dumps(fetch.url, ensure_ascii=False)
+    args = f'{{"url": {url}}}'
+    path = json.dumps("/" + fetch.url.split("/", 3)[-1], ensure_ascii=False)
+    lines = [complete(path, "fetch", fetch.start, end, tid, args)]
+    marks = fetch.marks
+    for n in range(0, len(marks), 2):
+        name, start = marks[n], marks[n + 1]
+        if name is not None:
+            phase_end = marks[n + 3] if n + 3 < len(marks) else end
+            lines.append(complete(f'"{name}"', "phase", start, phase_end, tid, args))
+    return lines
 
 
-def complete(
-    name: str, category: str, start: float, end: float, tid: int, args: dict[str, Any]
-) -> dict[str, Any]:
-    """Return a complete event (``"ph": "X"``): a name, a start and a duration.
+def complete(name: str, category: str, start: float, end: float, tid: int, args: str) -> str:
+    """Return a complete event (``"ph": "X"``): a name (in JSON), a start and a duration.
 
     Times are whole microseconds, rounded the same way at both ends, so a
     phase that lies inside its fetch still does in the file.
     """
     ts = round(start)
-    return {"name": name, "cat": category, "ph": "X", "ts": ts,
-            "dur": max(round(end) - ts, 0), "pid": PID, "tid": tid,
-            "args": args}  # fmt: skip
+    dur = max(round(end) - ts, 0)
+    return (f'{{"name": {name}, "cat": "{category}", "ph": "X", "ts": {ts}, "dur": {dur}, '
+            f'"pid": {PID}, "tid": {tid}, "args": {args}}}')  # fmt: skip
 
 
-def counter(name: str, now: float, value: int) -> dict[str, Any]:
+def counter(name: str, now: float, value: float) -> str:
     """Return a counter event (``"ph": "C"``) that sets ``name`` to ``value``."""
-    return {"name": name, "ph": "C", "ts": round(now), "pid": PID, "tid": 0,
-            "args": {"value": value}}  # fmt: skip
+    return (f'{{"name": "{name}", "ph": "C", "ts": {round(now)}, "pid": {PID}, "tid": 0, '
+            f'"args": {{"value": {value:.0f}}}}}')  # fmt: skip

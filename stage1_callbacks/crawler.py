@@ -254,7 +254,7 @@ class Crawler(CrawlerBase):
         return False
 
     def come_back_later(self, job: Job, response: Response) -> bool:
-        """Return True to try a page again after a 429 or 503 (see ``shared.retry``)."""
+        """Return True to try a page again after a 429 or 503 (shared.retry)."""
         assert self.loop is not None, "the crawler runs inside run()"
         if job.robots is not None:  # A 429 or 503 robots.txt disallows everything.
             return False

@@ -33,25 +33,23 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import aiohttp
 import redis.asyncio
 import redis.asyncio.retry
 import redis.backoff
 import redis.exceptions
 
 from shared.frontier_cli import DEFAULT_LEASE, check_url
-from shared.http import ACCEPT_ENCODING, Response
+from shared.http import Response
 from shared.options import finite, seconds
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
 from shared.report import stat_to_json
 from shared.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
-from stage3_asyncio.connections import CarefulConnector, phase_tracing, pool_tracing
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
 KEYS = ("queue", "seen", "leases", "leased", "records", "log", "pages", "hosts", "robots", "meta")
 SERVER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-MAX_POLL = 0.5  # The longest a worker waits before asking the server again.
+MAX_POLL = 0.25  # The longest an idle worker waits before asking the server again.
 
 
 class FrontierError(Exception):
@@ -67,8 +65,9 @@ NOW = "local t = redis.call('TIME') local now = t[1] + t[2] / 1000000\n"
 # KEYS: queue seen leases leased records log.  ARGV: the URL done ('' for
 # none), the lease in seconds, the number of records, then (url, record)
 # pairs, then (url, entry) pairs of links.  Records the URL's outcome, queues
-# the links not seen, then takes the next URL: its entry, or false and how
-# long until a lease runs out (-1: no lease, the crawl is finished).
+# the links not seen, then takes the next URL.  Returns its entry (or false),
+# how long until a lease runs out (-1: no lease, so when no entry was taken
+# the crawl is finished), and how many links were new.
 STEP = (
     NOW
     + """
@@ -83,13 +82,15 @@ for _ = 1, tonumber(ARGV[3]) do
   end
   i = i + 2
 end
+local added = 0
 while i < #ARGV do
   if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
     redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+    added = added + 1
   end
   i = i + 2
 end
-if ARGV[2] == '0' then return {false, '0'} end
+if ARGV[2] == '0' then return {false, '0', added} end
 for _, url in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('LPUSH', KEYS[1], redis.call('HGET', KEYS[4], url))
   redis.call('ZREM', KEYS[3], url)
@@ -100,25 +101,30 @@ if entry then
   local url = string.match(entry, '^%S+ %S+ (.*)$')
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), url)
   redis.call('HSET', KEYS[4], url, entry)
-  return {entry, '0'}
+  return {entry, '0', added}
 end
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #first == 0 then return {false, '-1'} end
-return {false, tostring(first[2] - now)}
+if #first == 0 then return {false, '-1', added} end
+return {false, tostring(first[2] - now), added}
 """
 )
 
 # KEYS: the host's slots (a sorted set of holders by expiry), hosts.  ARGV:
-# origin, holder, delay, limit (0: none), seconds a slot is held at most.
+# origin, holder, delay, limit (0: none), seconds a slot is held at most,
+# seconds a 429 or 503 answer asked the host to be left alone from now.
 # Returns '0' when the request may start now (the slot is taken), '-1' when
 # the host has no free slot, or how many seconds its delay still needs.
 TURN = (
     NOW
     + """
+local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if now + tonumber(ARGV[6]) > next_start then
+  next_start = now + tonumber(ARGV[6])
+  redis.call('HSET', KEYS[2], ARGV[1], tostring(next_start))
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local limit = tonumber(ARGV[4])
 if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return '-1' end
-local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if next_start > now then return tostring(next_start - now) end
 redis.call('HSET', KEYS[2], ARGV[1], tostring(now + tonumber(ARGV[3])))
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[2])
@@ -164,7 +170,6 @@ def shown(url: str) -> str:
     return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
-# --8<-- [start:frontier]
 class Frontier:
     """The state of one crawl, kept in a Valkey or Redis server at ``url``.
 
@@ -212,37 +217,39 @@ class Frontier:
         """Close the connections to the server."""
         await self.redis.aclose()
 
-    # --8<-- [end:frontier]
-
     # --8<-- [start:step]
     async def step(
         self, done_url: str | None, records: list[str], links: list[str], *, take: bool = True
-    ) -> tuple[bytes | None, float]:
+    ) -> tuple[bytes | None, float, int]:
         """Record a URL done and queue its new links, then take the next URL.
 
         ``records`` and ``links`` are flat (url, value) pairs.  Returns the
-        entry taken, or None and how long until a lease runs out (-1 when
-        none is held: the crawl is finished).  With ``take`` False, only
-        records and queues.
+        entry taken (or None), how long until a lease runs out (-1 when
+        none is held: with no entry, the crawl is finished), and how many
+        links were new.  With ``take`` False, only records and queues.
         """
         keys = [self.keys[name] for name in ("queue", "seen", "leases", "leased", "records", "log")]
         lease = self.lease if take else 0  # The script takes nothing for a lease of 0.
         args = [done_url or "", lease, len(records) // 2, *records, *links]
-        entry, wait = await self.call("step", keys, args)
-        return entry, float(wait)
+        entry, wait, added = await self.call("step", keys, args)
+        return entry, float(wait), added
 
     # --8<-- [end:step]
 
-    # --8<-- [start:turn]
-    async def turn(self, origin: str, holder: str, delay: float, limit: int, hold: float) -> float:
+    async def turn(
+        self, origin: str, holder: str, delay: float, limit: int, hold: float, held: float
+    ) -> float:
         """Take a slot at ``origin`` if its limit and delay allow.
 
         Returns 0 when taken (``release`` it after the request), -1 when the
         host has no free slot, or the seconds its delay still asks to wait.
         ``hold``: the slot frees itself after that long, should its holder die.
+        ``held``: seconds from now that a 429 or 503 asked for (0: none); every
+        process then waits for them.
         """
         keys = [PREFIX + "slots:" + origin, self.keys["hosts"]]
-        return float(await self.call("turn", keys, [origin, holder, delay, limit, hold]))
+        args = [origin, holder, delay, limit, hold, held]
+        return float(await self.call("turn", keys, args))
 
     async def release(self, origin: str, holder: str) -> None:
         """Give back a slot taken with ``turn``."""
@@ -250,8 +257,6 @@ class Frontier:
             await self.redis.zrem(PREFIX + "slots:" + origin, holder)
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
-
-    # --8<-- [end:turn]
 
     async def admit(self, max_pages: int) -> bool:
         """Count one more page fetched, unless ``max_pages`` have been already."""
@@ -269,7 +274,6 @@ class Frontier:
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
 
-    # --8<-- [start:robots]
     async def robots(self, origin: str) -> bytes | None:
         """Return what is stored about ``origin``'s robots.txt, or None."""
         stored: bytes | None = await self.command("HGET", self.keys["robots"], origin)
@@ -286,8 +290,6 @@ class Frontier:
     async def store_robots(self, origin: str, stored: bytes) -> None:
         """Keep what was learnt of ``origin``'s robots.txt for every process."""
         await self.command("HSET", self.keys["robots"], origin, stored)
-
-    # --8<-- [end:robots]
 
     async def note_time(self, name: str, when: float, *, first: bool = False) -> None:
         """Keep when the crawl started (``first``: only the earliest) or ended."""
@@ -329,7 +331,8 @@ class FrontierCrawler(Crawler):
 
     ``frontier`` is the server's URL (redis://, rediss:// or unix://),
     ``lease`` the seconds a taken URL stays leased to this process without
-    news from it.  Raises ValueError for a bad URL or lease, as for any option.
+    news from it.  Raises ValueError for a bad URL or lease, as for any
+    option, and for ``sitemaps``, which this version does not share.
     """
 
     def __init__(
@@ -341,6 +344,8 @@ class FrontierCrawler(Crawler):
         **options: Any,
     ) -> None:
         super().__init__(roots, **options)
+        if self.sitemaps:  # Which URLs are sitemaps is known to one process only.
+            raise ValueError("sitemaps are not read with a shared frontier")
         self.frontier = Frontier(frontier, lease)
         # What this process has decided since it last told the server, as
         # flat (url, value) pairs.  Filled only between two awaits, and sent
@@ -348,6 +353,10 @@ class FrontierCrawler(Crawler):
         self.records_out: list[str] = []
         self.links_out: list[str] = []
         self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
+        self.sent: set[str] = set()  # URLs this process has sent the server.
+        # Set when this process queued new URLs: its idle workers need not
+        # wait out their nap.  (Other processes' workers learn it at their next ask.)
+        self.news = asyncio.Event()
         self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
         self.turns = itertools.count()
 
@@ -357,14 +366,17 @@ class FrontierCrawler(Crawler):
         ``seen_urls`` holds only the URLs this process took, so that its own
         report and records agree: the seen set of the crawl is the server's.
         """
+        if url in self.sent:  # The server has it already: spare the bytes.
+            return
         if max_redirect is None:
             max_redirect = self.max_redirect
+        self.sent.add(url)
         self.links_out += [url, entry_of(url, max_redirect, self.depths.get(url, 0))]
 
     def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
         """Record the outcome of one URL here and, at the next step, in the server."""
         super().record_statistic(fetch_statistic)
-        record = json.dumps(stat_to_json(fetch_statistic), ensure_ascii=False)
+        record = json.dumps(stat_to_json(fetch_statistic))  # ASCII: any text fits.
         self.records_out += [fetch_statistic.url, record]
 
     def outbox(self) -> tuple[list[str], list[str]]:
@@ -379,33 +391,32 @@ class FrontierCrawler(Crawler):
     async def crawl(self) -> None:
         """Work on the crawl in the server until no URL is queued or leased.
 
-        Raises FrontierError when the server cannot be reached or goes away.
+        Stage 3's ``crawl`` opens the session and the task group; this one
+        adds the server around it.  Raises FrontierError when the server
+        cannot be reached or goes away.
         """
         await self.frontier.connect()
         try:
-            async with open_session(self) as self.session:
-                self.t0 = time.time()
-                await self.frontier.note_time("t0", self.t0, first=True)
-                self.add_roots()  # The server queues those it has not seen.
-                await self.frontier.step(None, *self.outbox(), take=False)
-                await self.run_workers()
-                self.t1 = time.time()
-                await self.frontier.note_time("t1", self.t1)
+            await super().crawl()
+        except ExceptionGroup as group:  # A worker's error, out of the task group.
+            raise first(group, FrontierError) or group from None
         finally:
             self.t1 = self.t1 or time.time()
             await self.frontier.close()
 
-    async def run_workers(self) -> None:
-        """Run the workers until each has found the crawl finished."""
-        heartbeat = asyncio.create_task(self.keep_leases())
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
+        """Start the workers and the lease keeper in ``group``; wait for the end."""
+        self.t0 = time.time()
+        await self.frontier.note_time("t0", self.t0, first=True)
+        self.add_roots()  # The server queues those it has not seen.
+        await self.frontier.step(None, *self.outbox(), take=False)
+        heartbeat = group.create_task(self.keep_leases(), name="leases")
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-        workers = [asyncio.create_task(self.work(), name=name) for name in names]
-        try:
-            await asyncio.gather(*workers)  # Raises the first error, such as FrontierError.
-        finally:
-            for task in [*workers, heartbeat]:
-                task.cancel()
-            await asyncio.gather(*workers, heartbeat, return_exceptions=True)
+        workers = [group.create_task(self.work(), name=name) for name in names]
+        await asyncio.wait(workers)  # Each ends when it finds the crawl finished.
+        heartbeat.cancel()
+        self.t1 = time.time()
+        await self.frontier.note_time("t1", self.t1)
 
     async def keep_leases(self) -> None:
         """Renew this process's leases three times a lease, for as long as it lives."""
@@ -441,12 +452,14 @@ class FrontierCrawler(Crawler):
         may yet bring new links: ask again, less often as time goes on.
         """
         poll = 0.01
-        entry, wait = await self.frontier.step(done_url, *self.outbox())
+        entry, wait, added = await self.frontier.step(done_url, *self.outbox())
         self.leased.discard(done_url or "")
+        if added > 1:  # One is this worker's; the rest is work for idle ones.
+            self.news.set()
         while entry is None and wait >= 0:
-            await asyncio.sleep(min(poll, wait, MAX_POLL))
+            await self.nap(min(poll, wait, MAX_POLL))
             poll *= 2
-            entry, wait = await self.frontier.step(None, [], [])
+            entry, wait, _ = await self.frontier.step(None, [], [])
         if entry is None:
             return None
         url, max_redirect, depth = parse_entry(entry)
@@ -454,9 +467,16 @@ class FrontierCrawler(Crawler):
         self.seen_urls.add(url)
         return url, max_redirect, depth
 
+    async def nap(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if a worker of this process queues new URLs."""
+        news = self.news
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(news.wait(), seconds)
+        if news is self.news and news.is_set():  # The first to wake makes a new one.
+            self.news = asyncio.Event()
+
     # --8<-- [end:work]
 
-    # --8<-- [start:fetch]
     async def fetch(self, url: str, max_redirect: int) -> None:
         """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
         if self.robots_needed(url):
@@ -478,8 +498,6 @@ class FrontierCrawler(Crawler):
             return None
         return CrawlLimitReached(f"max_pages={self.max_pages} reached")
 
-    # --8<-- [end:fetch]
-
     # --8<-- [start:polite]
     async def polite_request(self, url: str, max_size: int) -> Response:
         """GET ``url`` once, when its host has a free slot and its delay has passed."""
@@ -491,15 +509,18 @@ class FrontierCrawler(Crawler):
     @contextlib.asynccontextmanager
     async def shared_turn(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's slots, kept in the server, once its delay has passed."""
-        host = self.polite.host(url)
+        host, loop = self.polite.host(url), asyncio.get_running_loop()
         delay, limit = self.polite.delay_of(host), self.max_per_host or 0
-        if delay == 0 and limit == 0:  # Nothing to share: no round trip.
+        held = max(0.0, host.not_before - loop.time())  # A 429 or 503 asked for it.
+        if delay == 0 and limit == 0 and held == 0:  # Nothing to share: no round trip.
             self.started(url)
             yield
             return
         holder, poll = f"{self.holder}:{next(self.turns)}", 0.005
         hold = self.timeout + 1  # A request ends by then; a dead holder's slot frees.
-        while (wait := await self.frontier.turn(host.origin, holder, delay, limit, hold)) != 0:
+        asking = (host.origin, holder, delay, limit, hold)
+        while (wait := await self.frontier.turn(*asking, held)) != 0:
+            held = 0.0  # The server has it now.
             if wait < 0:  # No free slot: one frees when some request ends.
                 wait, poll = poll, min(poll * 2, MAX_POLL)
             await asyncio.sleep(wait)
@@ -516,7 +537,6 @@ class FrontierCrawler(Crawler):
 
     # --8<-- [end:polite]
 
-    # --8<-- [start:robots]
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Return a host's robots.txt rules: from the server, or fetched once for all."""
         poll = 0.01
@@ -536,7 +556,8 @@ class FrontierCrawler(Crawler):
         robots, body = RobotsFetch(host.origin, self.user_agent), b""
         while robots.rules is None:
             try:
-                response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE)
+                # A 429 or 503 robots.txt is not waited for: it disallows everything.
+                response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
             except NETWORK_ERRORS as error:
                 robots.failed(error)
             else:
@@ -544,10 +565,7 @@ class FrontierCrawler(Crawler):
                 robots.received(response)
         return robots.rules, stored_rules(robots.rules, body)
 
-    # --8<-- [end:robots]
 
-
-# --8<-- [start:stored_rules]
 def stored_rules(rules: RobotsRules, body: bytes) -> bytes:
     """Return what a server keeps of robots.txt rules: how they were made."""
     if rules.parser is not None:
@@ -565,21 +583,13 @@ def rules_from(stored: bytes, user_agent: str) -> RobotsRules:
     return RobotsRules.disallow_all(rest.decode(), user_agent)
 
 
-# --8<-- [end:stored_rules]
-
-
-def open_session(crawler: Crawler) -> aiohttp.ClientSession:
-    """Return the HTTP session of stage 3's ``crawl``, made the same way."""
-    connector = CarefulConnector(limit=crawler.max_tasks)
-    session = aiohttp.ClientSession(
-        connector=connector,
-        timeout=aiohttp.ClientTimeout(total=crawler.timeout),
-        headers={"User-Agent": crawler.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
-        auto_decompress=False,
-        trace_configs=[pool_tracing(), *phase_tracing(crawler.recorder)],
-    )
-    session._retry_connection = False  # crawler.py says why.
-    return session
+def first(group: BaseExceptionGroup[Any], kind: type[Exception]) -> Exception | None:
+    """Return the first exception of ``kind`` in ``group`` (nested groups too), or None."""
+    for error in group.exceptions:
+        found = first(error, kind) if isinstance(error, BaseExceptionGroup) else error
+        if isinstance(found, kind):
+            return found
+    return None
 
 
 # --- The whole crawl, read back from the server ---------------------------------
@@ -594,7 +604,6 @@ class StoredCrawl:
     max_tasks: int
     t0: float
     t1: float | None
-    lines: list[str]  # The records as stored: the lines of ``crawl --json``.
 
 
 async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
@@ -604,7 +613,7 @@ async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
     t0, t1 = await frontier.times()
     kinds: dict[tuple[str, bool], type[Exception]] = {}
     done = [stat_from_json(line, kinds) for line in lines]
-    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1, lines)
+    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1)
 
 
 def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) -> FetchStatistic:
@@ -625,7 +634,6 @@ def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) ->
     return FetchStatistic(**{**fields, "exception": error})
 
 
-# --8<-- [start:entry]
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new asyncio event loop."""
     try:
@@ -634,6 +642,3 @@ def run(crawler: Crawler) -> Crawler:
         crawler.t1 = crawler.t1 or time.time()
         crawler.save_trace()
     return crawler
-
-
-# --8<-- [end:entry]

@@ -94,6 +94,27 @@ def test_site_builds_strictly(built_site: Path) -> None:
     assert_works_offline(site)
 
 
+FIGURES = ["threads", "callbacks", "coroutines", "asyncio", "side-by-side"]
+IMAGE = re.compile(r'<img src="(?P<src>[^"]+\.svg)" alt="(?P<alt>[^"]*)"')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["", "zh"])
+@pytest.mark.parametrize("page", FIGURES)
+def test_timelines_are_drawn_into_the_site(built_site: Path, language: str, page: str) -> None:
+    """Each chapter named in the issue shows a timeline, drawn at build time, with alt text."""
+    folder = built_site / language / page if language else built_site / page
+    images = IMAGE.findall((folder / "index.html").read_text(encoding="utf-8"))
+    assert images, f"no timeline in {page}"
+    for src, alt in images:
+        assert alt.startswith("时间线" if language else "Timeline"), alt
+        svg = (folder / src).resolve()
+        assert svg.is_file() and svg.parent == built_site / "timelines"
+        assert svg.read_text(encoding="utf-8").startswith("<svg ")
+    text = page_text(folder / "index.html")
+    assert "loop-share" not in text and "timeline:" not in text  # Every marker was replaced.
+
+
 # What a page makes the browser fetch: scripts, style sheets, fonts, icons.
 ASSET_REFERENCE = re.compile(
     r"<script\b[^>]*\bsrc=\"(?P<script>[^\"]+)\"|<link\b[^>]*\bhref=\"(?P<link>[^\"]+)\"[^>]*>"

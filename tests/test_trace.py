@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import urllib.parse
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 
 from shared import cli
 from shared.server import ServerThread, make_app
+from shared.timeline import loop_share, nice_step, short, timeline
 from shared.trace import NO_TRACE, PHASES, Trace
 from tests.acceptance import run_with_deadline
 from tests.servers import ScriptedServer, answer
@@ -186,6 +189,45 @@ def test_the_loop_lane_alternates_select_and_run(traced: Any) -> None:
         assert before["ts"] + before["dur"] <= after["ts"] + 1  # Rounded to microseconds.
     woken = [e["args"]["events"] for e in loop if e["name"] == "select"]
     assert all(isinstance(n, int) and n >= 0 for n in woken) and max(woken) >= 1
+
+
+# --- The timeline drawn from it ------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.mark.slow
+def test_the_timeline_has_one_bar_per_fetch(traced: Any) -> None:
+    module, document, _ = traced
+    svg = ET.fromstring(timeline([(module, document)], "Timeline of a test"))  # Well-formed.
+    assert svg.tag == SVG + "svg" and svg.findtext(SVG + "title") == "Timeline of a test"
+    bars = [g for g in svg.iter(SVG + "g") if g.get("class") == "fetch"]
+    fetches = of_category(document, "fetch")
+    assert len(bars) == len(fetches)
+    assert sorted(bar.findtext(SVG + "title", "").partition(": ")[0] for bar in bars) == sorted(
+        fetch["args"]["url"] for fetch in fetches
+    )
+    labels = [text.text for text in svg.iter(SVG + "text")]
+    assert "0 ms" in labels and any(re.fullmatch(r"[1-9]\d* ms", str(t)) for t in labels)
+    lanes = {e["args"]["name"] for e in document["traceEvents"] if e["name"] == "thread_name"}
+    assert {short(lane) for lane in lanes} <= set(labels)
+
+
+@pytest.mark.slow
+def test_the_loop_share_adds_up_to_the_loop_s_time(traced: Any) -> None:
+    module, document, _ = traced
+    if module not in HAND_MADE_LOOPS:
+        with pytest.raises(ValueError, match="no loop events"):
+            loop_share(document)
+        return
+    asleep, running = loop_share(document)
+    assert 0 < asleep < 1 and 0 < running < 1
+    assert 0.95 < asleep + running <= 1.0  # Only the recorder's own calls fall between.
+
+
+@pytest.mark.parametrize(("span", "step"), [(1000, 200), (95, 20), (6, 1), (0.3, 0.05)])
+def test_ticks_fall_on_round_milliseconds(span: float, step: float) -> None:
+    assert nice_step(span) == pytest.approx(step)
 
 
 # --- Retries, and no trace --------------------------------------------------------

@@ -43,6 +43,17 @@ file (``--8<-- "FILE"``) gets the numbers of the lines of FILE that are not
 in STEP (the previous step), the module docstring left aside: the reader
 sees at a glance what a step adds.
 
+A line ``<!-- timeline: callbacks, asyncio | ALT | CAPTION -->`` is replaced
+by a figure: the timeline (``shared.timeline``) of real traced crawls of a
+small test site (10 pages, 20 ms per answer), one panel per name, with
+ALT as the image's text and CAPTION under it.  ``docs/hooks/timelines.py``
+runs each crawl in a process of its own; its names are listed there.  The
+SVG files are written into the built site (``timelines/``) after the build,
+so nothing the build makes is kept in the repository.  Inline, ``<!--
+loop-share: callbacks asleep -->`` (or ``running``) becomes the share of
+that crawl's loop time spent asleep in ``select`` (or running code), as a
+percentage, from the same trace as the figure.
+
 The site is built once per language (mkdocs-static-i18n builds the Chinese
 pages with the same configuration object after the English ones), and a
 page and its translation hold the same markers.  Each command runs once
@@ -54,20 +65,23 @@ differ from run to run) and the commands do not run twice.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from mkdocs.exceptions import PluginError
 
 from shared.server import ServerThread
-from shared.site import make_app
+from shared.site import DEFAULT_PAGES, make_app
+from shared.timeline import loop_share, timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(
@@ -80,6 +94,24 @@ DIFF_FENCE = re.compile(
     r'--8<-- "(?P<new>[^":]+)"',
     re.MULTILINE,
 )
+FIGURE = re.compile(
+    r"^<!-- timeline: (?P<names>[\w, -]+?) \| (?P<alt>[^|]+?) \| (?P<caption>.+?) -->[ \t]*$",
+    re.MULTILINE,
+)
+SHARE = re.compile(r"<!-- loop-share: (?P<name>[\w-]+) (?P<part>asleep|running) -->")
+PANELS = {  # The title of each crawl's panel in a figure.
+    "threads": "the thread crawler: a thread per request in flight",
+    "callbacks": "stage 1: callbacks",
+    "generators": "stage 2: generators",
+    "asyncio": "stage 3: asyncio",
+    "fetcher-step": "stage 1, step fetcher: ten Fetchers",
+    "crawl-step": "stage 2, step crawl",
+    "blocking": "get() called in the coroutines",
+    "to-thread": "asyncio.to_thread(get)",
+}
+TIMELINE_SITE = (10, 20)  # Pages, and milliseconds per answer.
+TRACES = "timeline_traces"  # Config keys: the traces, and the SVG files to write.
+FIGURES = "timeline_figures"
 OPTIONAL = re.compile(r"^<!-- include-if-present: (?P<path>\S+) -->[ \t]*$", re.MULTILINE)
 # A Markdown link or image target that is a relative path: not a URL, not
 # absolute, not an anchor on the same page.
@@ -167,14 +199,54 @@ def parse_options(text: str | None) -> dict[str, str]:
     return options
 
 
-def site_url(config: dict, latency_ms: int) -> str:
+def site_url(config: dict, latency_ms: int, pages: int = DEFAULT_PAGES) -> str:
     """Return the URL of this build's test site with ``latency_ms``, starting it once."""
-    sites: dict[int, ServerThread] = config.setdefault(SITES, {})
-    if latency_ms not in sites:
-        server = ServerThread(make_app(latency=latency_ms / 1000))
+    sites: dict[tuple[int, int], ServerThread] = config.setdefault(SITES, {})
+    key = (latency_ms, pages)
+    if key not in sites:
+        server = ServerThread(make_app(pages, latency=latency_ms / 1000))
         server.__enter__()
-        sites[latency_ms] = server
-    return sites[latency_ms].url
+        sites[key] = server
+    return sites[key].url
+
+
+def trace_of(name: str, config: dict) -> dict[str, Any]:
+    """Return the trace of the named crawl of the timeline site, running it once per build."""
+    traces: dict[str, dict[str, Any]] = config.setdefault(TRACES, {})
+    if name not in PANELS:
+        raise PluginError(f"<!-- timeline -->: unknown crawl {name!r}, not one of {sorted(PANELS)}")
+    if name not in traces:
+        pages, latency_ms = TIMELINE_SITE
+        with tempfile.TemporaryDirectory() as scratch:
+            out = Path(scratch) / "trace.json"
+            url = site_url(config, latency_ms, pages)
+            run(f"python docs/hooks/timelines.py {name} {out}", (url,))
+            traces[name] = json.loads(out.read_text(encoding="utf-8"))
+    return traces[name]
+
+
+def figure(match: re.Match[str], page_url: str, config: dict) -> str:
+    """Return the HTML of a timeline figure, drawing its SVG once per build."""
+    names = [name.strip() for name in match["names"].split(",")]
+    file = "-".join(names) + ".svg"
+    figures: dict[str, str] = config.setdefault(FIGURES, {})
+    if file not in figures:
+        panels = [(PANELS[name], trace_of(name, config)) for name in names]
+        figures[file] = timeline(panels, "Timeline: " + "; ".join(PANELS[n] for n in names))
+    src = "../" * page_url.count("/") + "timelines/" + file
+    return (
+        f'<figure class="timeline" markdown>\n<img src="{src}" alt="{match["alt"].strip()}">\n'
+        f'<figcaption markdown="span">{match["caption"].strip()}</figcaption>\n</figure>'
+    )
+
+
+def share(match: re.Match[str], config: dict) -> str:
+    """Return a loop's share of time asleep or running, as a whole percentage."""
+    try:
+        asleep, running = loop_share(trace_of(match["name"], config))
+    except ValueError as error:
+        raise PluginError(f"<!-- loop-share: {match['name']} -->: {error}") from None
+    return f"{round(100 * (asleep if match['part'] == 'asleep' else running))}%"
 
 
 def run_marker(command: str, options: dict[str, str], config: dict) -> str:
@@ -278,10 +350,14 @@ def changed_lines(old: str, new: str) -> str:
 
 
 def on_post_build(config: dict, **kwargs: object) -> None:
-    """Stop the test sites this build started."""
+    """Write the timelines into the built site; stop the test sites this build started."""
     for server in config.get(SITES, {}).values():
         server.__exit__(None, None, None)
     config[SITES] = {}
+    folder = Path(config["site_dir"]) / "timelines"
+    for file, svg in config.get(FIGURES, {}).items():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / file).write_text(svg, encoding="utf-8")
 
 
 def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object) -> str:
@@ -310,4 +386,7 @@ def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object
         return f'{match["head"]}hl_lines="{lines}"{match["tail"]}--8<-- "{match["new"]}"'
 
     markdown = DIFF_FENCE.sub(highlight, markdown)
+    url = page.url  # type: ignore[attr-defined]
+    markdown = FIGURE.sub(lambda match: figure(match, url, config), markdown)
+    markdown = SHARE.sub(lambda match: share(match, config), markdown)
     return MARKER.sub(block, markdown)

@@ -3,6 +3,7 @@
 python -m shared.bench            # the full run, about 20 minutes, into docs/bench
 python -m shared.bench --quick    # about a minute, into a new scratch directory
 python -m shared.bench --only memory --runs 1
+python -m shared.bench --quick --only tracing   # CPU per page with a trace and without
 python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
 """
 
@@ -22,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shared.bench import parsers, report, scenarios, servers
+from shared.bench import parsers, report, scenarios, servers, tracing
 from shared.bench.procs import ROOT
 
 # Memory runs last: its 10,000 threads leave the machine busy for a while
 # after they end, which slowed the link parser and the servers measured after it.
-SCENARIOS = ("throughput", "concurrency", "parsers", "servers", "memory")
+SCENARIOS = ("throughput", "concurrency", "parsers", "servers", "tracing", "memory")
 
 
 def machine_info() -> dict[str, Any]:
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             results[name] = parsers.measure()
         elif name == "servers":
             results[name] = servers.measure(config, log)
+        elif name == "tracing":
+            results[name] = tracing.measure(config, log)
         else:
             results[name] = getattr(scenarios, name)(config, log)
         log(f"{name} done in {time.perf_counter() - start:.0f} s")

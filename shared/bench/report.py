@@ -20,6 +20,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from shared.bench import tracing
 from shared.bench.texts import (
     CONCURRENCY,
     LANGUAGES,
@@ -28,6 +29,7 @@ from shared.bench.texts import (
     PARSERS,
     SERVERS,
     THROUGHPUT,
+    TRACING,
     say,
 )
 
@@ -197,6 +199,21 @@ def throughput_table(t: dict[str, Any], lang: str = "en") -> str:
         ])  # fmt: skip
     header = ["crawler", "pages/s", "wall (s)", "requests", "crawler CPU µs/request",
               "server CPU µs/request", "same as oracle", "errors"]  # fmt: skip
+    return table([say(h, lang) for h in header], rows)
+
+
+def tracing_table(r: dict[str, Any], lang: str = "en") -> str:
+    """Return the table of the tracing scenario: CPU per page with a trace and without."""
+    rows = []
+    for name, row in tracing.summary(r).items():
+        rows.append([
+            label(name, lang), fmt(row["off_us"]), fmt(row["on_us"]),
+            fmt(None if row["extra_on"] is None else row["extra_on"] * 100, 1, "%"),
+            fmt(row["calls_per_page"], 1),
+            fmt(None if row["extra_off"] is None else row["extra_off"] * 100, 2, "%"),
+        ])  # fmt: skip
+    header = ["crawler", "CPU µs per page, no trace", "with a trace", "more with a trace",
+              "recorder calls per page", "more without a trace (counted)"]  # fmt: skip
     return table([say(h, lang) for h in header], rows)
 
 
@@ -416,6 +433,10 @@ def summary(results: dict[str, Any], chart_names: list[str], lang: str = "en") -
         v = results["servers"]
         parts += [heading("Stage 2's HTTP server beside aiohttp.web", lang), "",
                   say(SERVERS, lang).format(**v), "", servers_table(v, lang), ""]  # fmt: skip
+    if "tracing" in results:
+        r = results["tracing"]
+        text = say(TRACING, lang).format(noop_ns=r["noop_call_s"] * 1e9, **r)
+        parts += [heading("The cost of a trace", lang), "", text, "", tracing_table(r, lang), ""]
     if "parsers" in results:
         p = results["parsers"]
         parts += [heading("The link parser", lang), "", say(PARSERS, lang).format(**p), "",
@@ -455,6 +476,8 @@ def targets(results: dict[str, Any]) -> str:
         rows += memory_targets(results["memory"])
     if "servers" in results and "error" not in results["servers"]:
         rows += servers_targets(results["servers"])
+    if "tracing" in results:
+        rows += tracing.targets(results["tracing"])
     load = [[k, str(v)] for k, v in results["machine"].items() if k in MACHINE_LOAD]
     return "\n".join([
         "<!-- Written by `python -m shared.bench`; do not edit by hand. -->",

@@ -89,7 +89,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         )
         logger.setLevel(logging.INFO)
         logger.addHandler(counter)
-    options = {"max_tasks": args.max_tasks, "timeout": args.timeout}
+    options = {"max_tasks": args.max_tasks, "timeout": args.timeout, "trace": args.trace}
     crawler = module.Crawler([args.root], **options)
     before, cpu0 = proc_status(), cpu_seconds()
     start = time.perf_counter()
@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--expect-pages", type=int, default=0, help="check against the oracle")
     parser.add_argument("--count-retries", action="store_true", help="count retried fetches")
+    parser.add_argument("--trace", metavar="FILE", help="record a trace of the crawl to FILE")
     args = parser.parse_args(argv)
     raise_fd_limit()
     json.dump(measure(args), sys.stdout)

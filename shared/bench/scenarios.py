@@ -47,13 +47,14 @@ class Config:
     server_keep_alive_requests: int = 20_000
     server_concurrency: int = 50
     idle_connections: int = 10_000
+    tracing_pages: int = 2_000  # The site crawled with and without a trace.
 
 
 FULL = Config()
 QUICK = Config(
     runs=1, throughput_pages=1_000, concurrency_pages=500, concurrency_tasks=(50, 500),
     memory_sizes=(1_000,), ceiling_requests=5_000, server_requests=2_000,
-    server_keep_alive_requests=4_000, idle_connections=1_000,
+    server_keep_alive_requests=4_000, idle_connections=1_000, tracing_pages=500,
 )  # fmt: skip
 
 

@@ -49,10 +49,30 @@ PARSERS = (
     "Cost of finding the links of one page of the test site ({pages} pages, "
     "{bytes_per_page:,.0f} bytes on average), best of five."
 )
+TRACING = (
+    "A {pages:,}-page site with no latency, max_tasks {max_tasks}, crawled with `trace=` and "
+    "without, turn about. CPU per page is the crawl's own CPU time (writing the trace "
+    "included) over the URLs it recorded. Without a trace the crawlers still call a recorder "
+    "that does nothing; that cost is counted instead of timed: the recorder calls per page "
+    "of the traced crawl times the cost of one call ({noop_ns:.0f} ns)."
+)
 # The machine's keys that the summary shows (see report.MACHINE_LOAD for the others).
 MACHINE = ("date", "commit", "cpu", "memory", "system", "python", "packages", "tools")
 
 ZH = {
+    # The cost of a trace (shared/bench/tracing.py).
+    TRACING: (
+        "一个 {pages:,} 页、没有延迟的站点，max_tasks 为 {max_tasks}，带 `trace=` 和不带各爬一次，"
+        "轮流进行。每页 CPU 是爬取本身的 CPU 时间（包括写记录文件）除以它记录的 URL 数。"
+        "不带记录时，爬虫仍然会调用一个什么也不做的记录器；这部分开销是算出来的，不是测出来的："
+        "带记录的那次爬取每页调用记录器的次数，乘以一次调用的开销（{noop_ns:.0f} ns）。"
+    ),
+    "The cost of a trace": "记录的代价",
+    "CPU µs per page, no trace": "每页 CPU µs（不记录）",
+    "with a trace": "带记录",
+    "more with a trace": "带记录时多出",
+    "recorder calls per page": "每页调用记录器次数",
+    "more without a trace (counted)": "不记录时多出（按调用次数算）",
     # The crawlers and servers.
     "stage 1 (callbacks)": "第一阶段（回调）",
     "stage 2 (generators)": "第二阶段（生成器）",

