@@ -9,7 +9,11 @@ links, a ``<base href>``, a link repeated a thousand times, links hidden in
 comments and scripts, an XML feed, an image, plain text, a latin-1 page, and
 pages in GBK, Shift_JIS and windows-1251 with non-ASCII paths and queries.
 Its ``/robots.txt`` disallows a part of it, as real sites do: a crawl that
-obeys it skips that part, one that ignores it fetches everything.
+obeys it skips that part, one that ignores it fetches everything.  It
+also names a sitemap index, whose sitemaps (one gzip-compressed) list a
+page no link reaches.  Every 200 answer has an ETag and a Last-Modified
+date, a conditional request for an unchanged page gets 304, and the
+site's next edition (``edition=2``) revises a few pages, for a recrawl.
 
 Every page is generated on request from its number, so the site is the same
 on every run and costs nothing to scale to 100 000 pages.  Because the site
