@@ -37,5 +37,5 @@ def main(step: str) -> None:
 if __name__ == "__main__":
     # One optional argument: the step, as ``python -m`` takes it.
     if len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
-        sys.exit(f"usage: python docs/examples/refused.py [STEP]")
+        sys.exit("usage: python docs/examples/refused.py [STEP]")
     main(sys.argv[1] if len(sys.argv) > 1 else STEP)
