@@ -12,8 +12,9 @@ the queue and the seen set (``add_url``, taking a URL in ``work``, recording
 an outcome) become calls to the server, each one step that the server runs
 whole (a Lua script), so two processes never take the same URL or break a
 host's limit.  A URL taken is *leased*: if its process dies, the lease runs
-out and the URL goes back to the queue.  A worker reports a URL done and
-takes the next in one round trip (``Frontier.step``).
+out and the URL goes back to the queue.  One task per process, the
+courier, reports the URLs its workers finished and leases the next ones in
+one round trip (``Frontier.step``), while the workers fetch.
 
 Left out compared with scrapy-redis or Crawlee: priorities (the queue is
 first in, first out), a Redis Cluster (all keys live on one server), and
@@ -62,21 +63,25 @@ class FrontierError(Exception):
 # (TIME), so machines whose clocks differ still agree on leases and delays.
 NOW = "local t = redis.call('TIME') local now = t[1] + t[2] / 1000000\n"
 
-# KEYS: queue seen leases leased records log.  ARGV: the URL done ('' for
-# none), the lease in seconds, the number of records, then (url, record)
-# pairs, then (url, entry) pairs of links.  Records the URL's outcome, queues
-# the links not seen, then takes the next URL.  Returns its entry (or false),
-# how long until a lease runs out (-1: no lease, so when no entry was taken
-# the crawl is finished), and how many links were new.
+# KEYS: queue seen leases leased records log.  ARGV: the lease in seconds,
+# how many URLs to take, the number of URLs done and those URLs, the number
+# of records and (url, record) pairs, then (url, entry) pairs of links.
+# Ends the leases of the URLs done, records their outcomes, queues the links
+# not seen, then takes up to that many URLs.  Returns the entries taken, how
+# long until a lease runs out (-1: no lease, so when no entry was taken the
+# crawl is finished; 0 when asked to take none), and how many links were new.
 STEP = (
     NOW
     + """
-if ARGV[1] ~= '' then
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('HDEL', KEYS[4], ARGV[1])
-end
 local i = 4
 for _ = 1, tonumber(ARGV[3]) do
+  redis.call('ZREM', KEYS[3], ARGV[i])
+  redis.call('HDEL', KEYS[4], ARGV[i])
+  i = i + 1
+end
+local records = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, records do
   if redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1]) == 1 then
     redis.call('RPUSH', KEYS[6], ARGV[i])
   end
@@ -90,22 +95,25 @@ while i < #ARGV do
   end
   i = i + 2
 end
-if ARGV[2] == '0' then return {false, '0', added} end
+if ARGV[2] == '0' then return {{}, '0', added} end
 for _, url in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('LPUSH', KEYS[1], redis.call('HGET', KEYS[4], url))
   redis.call('ZREM', KEYS[3], url)
   redis.call('HDEL', KEYS[4], url)
 end
-local entry = redis.call('LPOP', KEYS[1])
-if entry then
+local taken = {}
+while #taken < tonumber(ARGV[2]) do
+  local entry = redis.call('LPOP', KEYS[1])
+  if not entry then break end
   local url = string.match(entry, '^%S+ %S+ (.*)$')
-  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), url)
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[1]), url)
   redis.call('HSET', KEYS[4], url, entry)
-  return {entry, '0', added}
+  taken[#taken + 1] = entry
 end
+if #taken > 0 then return {taken, '0', added} end
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #first == 0 then return {false, '-1', added} end
-return {false, tostring(first[2] - now), added}
+if #first == 0 then return {taken, '-1', added} end
+return {taken, tostring(first[2] - now), added}
 """
 )
 
@@ -219,20 +227,19 @@ class Frontier:
 
     # --8<-- [start:step]
     async def step(
-        self, done_url: str | None, records: list[str], links: list[str], *, take: bool = True
-    ) -> tuple[bytes | None, float, int]:
-        """Record a URL done and queue its new links, then take the next URL.
+        self, done: list[str], records: list[str], links: list[str], take: int
+    ) -> tuple[list[bytes], float, int]:
+        """Record the URLs ``done``, queue their new links, then take up to ``take`` URLs.
 
         ``records`` and ``links`` are flat (url, value) pairs.  Returns the
-        entry taken (or None), how long until a lease runs out (-1 when
-        none is held: with no entry, the crawl is finished), and how many
-        links were new.  With ``take`` False, only records and queues.
+        entries taken, how long until a lease runs out (-1 when none is
+        held: with no entry, the crawl is finished), and how many links
+        were new.
         """
         keys = [self.keys[name] for name in ("queue", "seen", "leases", "leased", "records", "log")]
-        lease = self.lease if take else 0  # The script takes nothing for a lease of 0.
-        args = [done_url or "", lease, len(records) // 2, *records, *links]
-        entry, wait, added = await self.call("step", keys, args)
-        return entry, float(wait), added
+        args = [self.lease, take, len(done), *done, len(records) // 2, *records, *links]
+        entries, wait, added = await self.call("step", keys, args)
+        return entries, float(wait), added
 
     # --8<-- [end:step]
 
@@ -353,11 +360,17 @@ class FrontierCrawler(Crawler):
         # workers' outcomes ever mix here.
         self.records_out: list[FetchStatistic] = []
         self.links_out: list[str] = []
+        self.done_out: list[str] = []  # URLs fetched since the server was last told.
         self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
         self.sent: set[str] = set()  # URLs this process has sent the server.
-        # Set when this process queued new URLs: its idle workers need not
-        # wait out their nap.  (Other processes' workers learn it at their next ask.)
-        self.news = asyncio.Event()
+        # The URLs leased here that no worker has started yet, and how many
+        # workers wait for one.  One task, the courier, talks to the server
+        # for them all; it keeps a few URLs ready beyond those waiting, so
+        # that a worker which finishes a page starts the next at once.
+        self.ready: asyncio.Queue[tuple[str, int, int] | None] = asyncio.Queue()
+        self.waiting = 0
+        self.spare = max(1, self.max_tasks // 4)
+        self.wake = asyncio.Event()  # Set when the courier has news to carry.
         self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
         self.turns = itertools.count()
 
@@ -409,16 +422,19 @@ class FrontierCrawler(Crawler):
             await self.frontier.close()
 
     async def crawl_in(self, group: asyncio.TaskGroup) -> None:
-        """Start the workers and the lease keeper in ``group``; wait for the end."""
+        """Start the courier, the lease keeper and the workers in ``group``; wait for the end."""
         self.t0 = time.time()
         await self.frontier.note_time("t0", self.t0, first=True)
         self.add_roots()  # The server queues those it has not seen.
-        await self.frontier.step(None, *self.outbox(), take=False)
-        heartbeat = group.create_task(self.keep_leases(), name="leases")
+        helpers = [group.create_task(self.keep_leases(), name="leases")]
+        helpers.append(group.create_task(self.courier(), name="courier"))
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
         workers = [group.create_task(self.work(), name=name) for name in names]
-        await asyncio.wait(workers)  # Each ends when it finds the crawl finished.
-        heartbeat.cancel()
+        await asyncio.wait(workers)  # Each ends when the courier finds the crawl finished.
+        for helper in helpers:
+            helper.cancel()
+        # A worker that outlived its lease may have finished since: tell the server.
+        await self.frontier.step(self.done_out, *self.outbox(), take=0)
         self.t1 = time.time()
         await self.frontier.note_time("t1", self.t1)
 
@@ -428,16 +444,15 @@ class FrontierCrawler(Crawler):
             await asyncio.sleep(self.frontier.lease / 3)
             try:
                 await self.frontier.renew(list(self.leased))
-            except FrontierError as error:  # The workers meet it too, and stop.
+            except FrontierError as error:  # The courier meets it too, and stops.
                 LOGGER.warning("%s", error)
 
     # --8<-- [end:crawl]
 
     # --8<-- [start:work]
     async def work(self) -> None:
-        """Take URLs from the frontier and fetch them, until the crawl is finished."""
-        done_url = None
-        while (entry := await self.next_url(done_url)) is not None:
+        """Take URLs the courier leased and fetch them, until the crawl is finished."""
+        while (entry := await self.next_url()) is not None:
             url, max_redirect, depth = entry
             if self.max_depth is not None:
                 self.depths[url] = depth
@@ -447,37 +462,56 @@ class FrontierCrawler(Crawler):
                 raise
             except Exception as error:  # A bug, not a network error: keep going.
                 self.record_crash(url, error)
-            done_url = url
+            self.done_out.append(url)  # Its records and links are in the outbox.
+            self.wake.set()
 
-    async def next_url(self, done_url: str | None) -> tuple[str, int, int] | None:
-        """Report ``done_url`` done and take the next URL; None when the crawl is over.
+    async def next_url(self) -> tuple[str, int, int] | None:
+        """Return the next URL leased to this process; None when the crawl is over."""
+        self.waiting += 1
+        self.wake.set()  # The courier may keep one more ready.
+        try:
+            return await self.ready.get()
+        finally:
+            self.waiting -= 1
 
-        While the queue is empty but other workers hold leases, their pages
-        may yet bring new links: ask again, less often as time goes on.
+    async def courier(self) -> None:
+        """Carry outcomes to the server and bring back leased URLs, one trip at a time.
+
+        Whatever the workers finished during a trip goes in the next, so
+        the busier the process, the more pages share one round trip.  While
+        the queue is empty but URLs are leased, their pages may yet bring
+        new links: ask again, less often as time goes on.
         """
         poll = 0.01
-        entry, wait, added = await self.frontier.step(done_url, *self.outbox())
-        self.leased.discard(done_url or "")
-        if added > 1:  # One is this worker's; the rest is work for idle ones.
-            self.news.set()
-        while entry is None and wait >= 0:
-            await self.nap(min(poll, wait, MAX_POLL))
-            poll *= 2
-            entry, wait, _ = await self.frontier.step(None, [], [])
-        if entry is None:
-            return None
+        while True:
+            self.wake.clear()
+            take = max(0, self.waiting + self.spare - self.ready.qsize())
+            done, self.done_out = self.done_out, []
+            entries, wait, _ = await self.frontier.step(done, *self.outbox(), take=take)
+            self.leased.difference_update(done)
+            for entry in entries:
+                self.ready.put_nowait(self.leased_here(entry))
+            if not entries and wait < 0:  # Nothing queued or leased: the crawl is over.
+                for _ in range(self.max_tasks):
+                    self.ready.put_nowait(None)
+                return
+            poll = 0.01 if entries else min(poll * 2, MAX_POLL)
+            if len(entries) < take:  # The queue ran dry: wait, unless a page ends.
+                await self.nap(min(poll, wait))
+            else:
+                await self.wake.wait()
+
+    def leased_here(self, entry: bytes) -> tuple[str, int, int]:
+        """Note the URL of ``entry`` as leased to this process; return its parts."""
         url, max_redirect, depth = parse_entry(entry)
         self.leased.add(url)
         self.seen_urls.add(url)
         return url, max_redirect, depth
 
     async def nap(self, seconds: float) -> None:
-        """Wait ``seconds``, or less if a worker of this process queues new URLs."""
-        news = self.news
+        """Wait ``seconds``, or less if a worker finishes a page (it may bring links)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(news.wait(), seconds)
-        if news is self.news and news.is_set():  # The first to wake makes a new one.
-            self.news = asyncio.Event()
+            await asyncio.wait_for(self.wake.wait(), seconds)
 
     # --8<-- [end:work]
 
