@@ -58,6 +58,7 @@ class Timeout:
         """Tell whether the deadline passed (and the block was cancelled)."""
         return self._state in (EXPIRING, EXPIRED)
 
+    # --8<-- [start:reschedule]
     def reschedule(self, when: float | None) -> None:
         """Move the deadline to ``when`` (loop time; None: no deadline).
 
@@ -79,7 +80,8 @@ class Timeout:
         else:
             self._timer = loop.call_at(when, self._on_timeout)
 
-    # --8<-- [start:enter_exit]
+    # --8<-- [end:reschedule]
+
     async def __aenter__(self) -> Timeout:
         """Start the deadline for the current task.  Raises RuntimeError outside one."""
         if self._state != CREATED:
@@ -100,6 +102,7 @@ class Timeout:
         self._state = EXPIRING
         self._timer = None
 
+    # --8<-- [start:exit]
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
     ) -> None:
@@ -117,7 +120,7 @@ class Timeout:
         elif self._state == ENTERED:
             self._state = EXITED
 
-    # --8<-- [end:enter_exit]
+    # --8<-- [end:exit]
 
 
 def timeout(delay: float | None) -> Timeout:
