@@ -104,7 +104,10 @@ class Timeout:
 
     # --8<-- [start:exit]
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: object,
     ) -> None:
         """Stop the timer; turn our own cancellation into TimeoutError."""
         if self._timer is not None:
@@ -115,7 +118,8 @@ class Timeout:
             assert self._task is not None, "it expired, so it was entered"
             # Take back our cancel(); if no other request is left, the
             # CancelledError coming out of the block is ours.
-            if self._task.uncancel() <= self._cancelling and isinstance(exc, CancelledError):
+            left = self._task.uncancel()
+            if left <= self._cancelling and isinstance(exc, CancelledError):
                 raise TimeoutError from exc
         elif self._state == ENTERED:
             self._state = EXITED
