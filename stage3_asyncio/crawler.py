@@ -240,7 +240,11 @@ class Crawler(CrawlerBase):
         while True:  # Ends: each stale connection is dropped, and the pool is finite.
             attempt = new_attempt()  # Marked if the connector lends a kept connection.
             try:
-                return await self.session.get(target, allow_redirects=False)
+                return await self.session.get(
+                    target,
+                    allow_redirects=False,
+                    headers=self.conditional_headers(url),  # Only in a recrawl.
+                )
             except STALE_ERRORS:
                 if not attempt.reused:
                     raise
