@@ -6,14 +6,13 @@ bytes, it calls our ``on_url``, ``on_header`` and ``on_message_complete``.
 We write the answer's head by hand.  llhttp keeps an HTTP/1.0 connection
 that asks for it (``Connection: keep-alive``); h11 closes them all.
 
-Still wrong, and why the finished server keeps h11: no timer (a silent
-client holds its task for ever), no limit on a request head, and a method
-llhttp does not know (``BREW``) is a parse error: 400 and the connection
-lost, where the finished server answers 501 and goes on.
+Still wrong, and why the finished server keeps h11: no timer, no limit on a
+request head, and a method llhttp does not know (``BREW``) is a parse
+error: 400 and the connection lost, not 501 and the next answer.
 """
 
-from email.utils import formatdate
 import re
+from email.utils import formatdate
 
 import httptools
 
@@ -24,7 +23,7 @@ from stage2_generators.server.steps.accept import Coroutine, connect
 from stage2_generators.server.streams import StreamReader, StreamWriter
 from stage2_generators.server.tcp import start_server
 
-BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
 class RequestCollector:
@@ -38,8 +37,7 @@ class RequestCollector:
         self.target += url  # A long target may arrive in pieces.
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if name.lower() == b"host":
-            self.host = value
+        self.host = value if name.lower() == b"host" else self.host
 
     def on_message_complete(self) -> None:  # A body, if any, was skipped: no on_body.
         method, keep = self.parser.get_method().decode(), self.parser.should_keep_alive()
@@ -59,17 +57,20 @@ def answer_bytes(site: Site, method: str, target: str, host: str, keep: bool) ->
 def serve_connection(site: Site, reader: StreamReader, writer: StreamWriter) -> Coroutine:
     """Answer the requests of one connection, in order, until one says close."""
     collector, keep = RequestCollector(), True
-    while keep and (data := (yield from reader.read(65536))):
-        try:
-            collector.parser.feed_data(data)
-        except httptools.HttpParserError:  # Not HTTP: nowhere to find the next request.
-            collector.done.append(("", "", "", False))  # Answered with 400, after the others.
-        for method, target, host, keep in collector.done:
-            writer.write(answer_bytes(site, method, target, host, keep) if method else BAD_REQUEST)
-            if not keep:
-                break
-        collector.done.clear()
-        yield from writer.drain()
+    try:
+        while keep and (data := (yield from reader.read(65536))):
+            try:
+                collector.parser.feed_data(data)
+            except httptools.HttpParserError:  # Not HTTP: nowhere to find the next request.
+                collector.done.append(("", "", "", False))  # Answered 400, after the others.
+            for method, target, host, keep in collector.done:
+                writer.write(answer_bytes(site, method, target, host, keep) if method else BAD)
+                if not keep:
+                    break
+            collector.done.clear()
+            yield from writer.drain()
+    except ConnectionError:  # The client is gone: nobody to answer.
+        writer.abort()
     writer.close()
 
 
@@ -88,7 +89,7 @@ def ask(port: int, request: bytes) -> Coroutine:
 
 def main() -> Coroutine:
     site = Site(10)
-    server = yield from start_server(lambda reader, writer: serve_connection(site, reader, writer))
+    server = yield from start_server(lambda r, w: serve_connection(site, r, w))
     port = server.sockets[0].getsockname()[1]
     yield from ask(port, b"GET /pages/1/ HTTP/1.1\r\nHost: a\r\n\r\n" * 2)
     yield from ask(port, b"GET /pages/1/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
