@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import functools
 import http
 import logging
 import signal
 import socket
 import threading
+import time
 import types
 from collections.abc import Callable, Generator
 from types import TracebackType
@@ -154,7 +156,7 @@ def response_bytes(conn: h11.Connection, method: bytes, response: Response) -> b
     headers = [(name, value) for name, value in response.headers.items()]
     headers += [
         ("Content-Length", str(len(response.body))),
-        ("Date", email.utils.formatdate(usegmt=True)),
+        ("Date", http_date(int(time.time()))),
         ("Server", SERVER_NAME),
     ]
     data = conn.send(
@@ -165,12 +167,19 @@ def response_bytes(conn: h11.Connection, method: bytes, response: Response) -> b
     return data + conn.send(h11.EndOfMessage())
 
 
+@functools.cache
 def reason(status: int) -> bytes:
     """Return the reason phrase of ``status``, empty for a status without one."""
     try:
         return http.HTTPStatus(status).phrase.encode()
     except ValueError:
         return b""
+
+
+@functools.lru_cache(maxsize=1)
+def http_date(second: int) -> str:
+    """Return the Date header of ``second``: written once a second, not once a request."""
+    return email.utils.formatdate(second, usegmt=True)
 
 
 def send_error(conn: h11.Connection, writer: StreamWriter, status: int, why: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS = ["accept", "buffered", "drain", "idle", "lock"]  # In the chapter's order.
+STEPS = ["accept", "buffered", "drain", "idle", "lock", "llhttp"]  # In the chapter's order.
 MAX_LINES = 100
 
 
@@ -76,6 +76,15 @@ def test_lock_fixes_the_lost_updates() -> None:
         "without a lock: 10 visits, the counter says 1; visitor numbers given out: [1]",
         "with a lock: 10 visits, the counter says 10; visitor numbers given out: "
         "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]",
+    ]
+
+
+def test_llhttp_keeps_what_asks_to_be_kept_and_refuses_an_unknown_method() -> None:
+    assert run_step("llhttp") == [
+        # The fourth request comes after "close": it is never read, never answered.
+        "GET / HTTP/1.1 + GET / HTTP/1.0 + GET / HTTP/1.0 + GET / HTTP/1.0 "
+        "-> 200 keep-alive, 200 keep-alive, 200 close",
+        "BREW / HTTP/1.1 -> 400 close",
     ]
 
 

@@ -1,10 +1,10 @@
 """Step 6 of the server: HTTP parsed in C by llhttp instead of h11.
 
-Under keep-alive, most of what a request costs the finished server is h11,
-which is Python.  httptools wraps llhttp, the C parser aiohttp shares: fed
-bytes, it calls our ``on_url``, ``on_header`` and ``on_message_complete``.
-We write the answer's head by hand.  llhttp keeps an HTTP/1.0 connection
-that asks for it (``Connection: keep-alive``); h11 closes them all.
+Under keep-alive, h11 (Python) is most of what a request costs the finished
+server.  httptools wraps llhttp, the C parser aiohttp shares: fed bytes, it
+calls our ``on_url``, ``on_header`` and ``on_message_complete``.  We write
+the head of the answer by hand.  llhttp keeps an HTTP/1.0 connection that
+asks for it (``Connection: keep-alive``); h11 closes them all.
 
 Still wrong, and why the finished server keeps h11: no timer, no limit on a
 request head, and a method llhttp does not know (``BREW``) is a parse
@@ -16,14 +16,12 @@ from email.utils import formatdate
 
 import httptools
 
-from shared.site import Request, Site
+from shared.site import Request, Site, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
 from stage2_generators.server.steps.accept import Coroutine, connect
 from stage2_generators.server.streams import StreamReader, StreamWriter
 from stage2_generators.server.tcp import start_server
-
-BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
 class RequestCollector:
@@ -46,8 +44,9 @@ class RequestCollector:
 
 
 def answer_bytes(site: Site, method: str, target: str, host: str, keep: bool) -> bytes:
-    """Return the whole answer to one request; HEAD gets the head alone."""
-    response = site.respond(Request(method, target, host))
+    """Return the whole answer to one request (no method: a bad one); HEAD gets the head alone."""
+    bad = text_response(400, "400: Bad Request")
+    response = site.respond(Request(method, target, host)) if method else bad
     lines = [f"HTTP/1.1 {response.status} ", *(f"{n}: {v}" for n, v in response.headers.items()),
              f"Content-Length: {len(response.body)}", f"Date: {formatdate(usegmt=True)}",
              f"Connection: {'keep-alive' if keep else 'close'}", "", ""]  # fmt: skip
@@ -64,7 +63,7 @@ def serve_connection(site: Site, reader: StreamReader, writer: StreamWriter) -> 
             except httptools.HttpParserError:  # Not HTTP: nowhere to find the next request.
                 collector.done.append(("", "", "", False))  # Answered 400, after the others.
             for method, target, host, keep in collector.done:
-                writer.write(answer_bytes(site, method, target, host, keep) if method else BAD)
+                writer.write(answer_bytes(site, method, target, host, keep))
                 if not keep:
                     break
             collector.done.clear()
@@ -76,25 +75,23 @@ def serve_connection(site: Site, reader: StreamReader, writer: StreamWriter) -> 
 
 def ask(port: int, request: bytes) -> Coroutine:
     """Send ``request``, then print each answer's status and what it says of the connection."""
-    loop = get_running_loop()
     with (yield from connect(port)) as sock:
-        yield from loop.sock_sendall(sock, request)
-        sock.shutdown(1)  # No more requests: the server's answers, then the end.
+        yield from get_running_loop().sock_sendall(sock, request)
+        sock.shutdown(1)  # No more requests: read the answers until the server hangs up.
         answers = b""
-        while data := (yield from loop.sock_recv(sock, 65536)):  # b"": the server hung up.
+        while data := (yield from get_running_loop().sock_recv(sock, 65536)):
             answers += data
     said = re.findall(r"HTTP/1.1 (\d+) .*?Connection: ([\w-]+)", answers.decode(), re.DOTALL)
-    print(request.split(b"\r\n")[0].decode(), "->", ", ".join(" ".join(pair) for pair in said))
+    asked = re.findall(r"^[A-Z]+ / HTTP/1.\d", request.decode(), re.MULTILINE)
+    print(" + ".join(asked), "->", ", ".join(" ".join(pair) for pair in said))
 
 
 def main() -> Coroutine:
     site = Site(10)
     server = yield from start_server(lambda r, w: serve_connection(site, r, w))
-    port = server.sockets[0].getsockname()[1]
-    yield from ask(port, b"GET /pages/1/ HTTP/1.1\r\nHost: a\r\n\r\n" * 2)
-    yield from ask(port, b"GET /pages/1/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-    yield from ask(port, b"GET /pages/1/ HTTP/1.0\r\n\r\n" * 2)
-    yield from ask(port, b"BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n")
+    kept = b"GET / HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+    for request in (kept + b"GET / HTTP/1.0\r\n\r\n" * 2, b"BREW / HTTP/1.1\r\n\r\n"):
+        yield from ask(server.sockets[0].getsockname()[1], request)
     server.close()
     yield from server.wait_closed()
 
