@@ -119,7 +119,7 @@ def test_http_10_client_gets_its_answer_then_the_connection_closes(served) -> No
 
 
 def test_http_10_keep_alive_is_refused_the_connection_closes_all_the_same(served) -> None:
-    """h11 speaks HTTP/1.1 keep-alive only: ``ab -k``, an HTTP/1.0 client, gets no kept connection."""
+    """h11 keeps HTTP/1.1 connections only: ``ab -k``, an HTTP/1.0 client, gets none kept."""
     with connect(served) as sock:
         sock.sendall(b"GET /pages/1/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         status, headers, _ = read_answers(sock, ["GET"])[0]
