@@ -38,16 +38,22 @@ def sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+BUILD_TIMEOUT = 300  # Seconds the docs build may take: it runs every command the pages show.
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Send every test of the built docs site to one pytest-xdist worker.
+    """Send every test of the built docs site to one pytest-xdist worker, with time to build it.
 
     ``built_site`` is built once per process; with ``-n auto`` and
     ``--dist loadgroup`` (in pyproject.toml), the tests that need it share
-    one worker, so the site is built once instead of once per worker.
+    one worker, so the site is built once instead of once per worker.  The
+    first of them builds it, which takes longer than the per-test limit on
+    a busy machine: their limit leaves room for the build's own.
     """
     for item in items:
         if "built_site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("docs_site"))
+            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT + 60))
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +73,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=BUILD_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr, done.stderr

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import importlib
 import logging
+import os
 import re
 import sys
 import threading
@@ -31,6 +32,7 @@ from typing import IO, Any, NoReturn
 
 from shared import frontier_cli
 from shared.options import add_arguments, from_arguments
+from shared.recrawl import read_since
 from shared.report import report, write_jsonl
 from shared.save import PageSaver
 from shared.site import DEFAULT_PAGES, MIN_PAGES, Site
@@ -128,6 +130,8 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
             frontier_cli.check(args, roots)
         elif not roots and args.pages < MIN_PAGES:
             raise ValueError(f"the test site needs at least {MIN_PAGES} pages, not {args.pages}")
+        if options.since is not None:  # Readable, and JSON Lines?
+            check_since(options.since)
         module = load_stage(args.stage)
         saver = make_saver(args.save) if args.save else None
         json_file = open_output(args.json) if args.json else None
@@ -149,6 +153,14 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         elif status == EXIT_OK:
             status = check_roots(crawler, crawl_roots)
     return status
+
+
+def check_since(path: str | os.PathLike[str]) -> None:
+    """Check that an earlier crawl's records can be read; raises ValueError."""
+    try:
+        read_since(path)
+    except OSError as error:
+        raise ValueError(f"cannot read {os.fspath(path)}: {reason(error)}") from None
 
 
 class OutputError(Exception):

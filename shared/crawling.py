@@ -22,6 +22,7 @@ from shared.http import Response, parse_content_type
 from shared.links import extract_links
 from shared.options import CrawlOptions
 from shared.polite import Politeness, RobotsRules, origin_of
+from shared.recrawl import conditional_headers, read_since
 from shared.retry import backoff
 from shared.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
 from shared.stats import (
@@ -38,6 +39,7 @@ from shared.trace import NO_TRACE, Trace
 from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
+NOT_MODIFIED = 304  # The answer to a recrawl's conditional request for an unchanged page.
 LINK_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml"})
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # What surrogateescape makes of a non-UTF-8 byte.
@@ -69,6 +71,10 @@ class CrawlerBase(CrawlOptions):
             user_agent=self.user_agent,
             read_robots=self.sitemaps,  # Its Sitemap: lines are wanted.
         )
+        # The allowed links of each page, for the --json file (and a recrawl).
+        self.page_links: dict[str, tuple[str, ...]] = {}
+        # A recrawl's pages of the earlier crawl, by URL (crawl --since).
+        self.earlier = read_since(self.since) if self.since is not None else {}
         self.sitemap_urls: set[str] = set()  # URLs to read as sitemaps, not pages.
         self.root_origins: set[str] = set()  # Whose robots.txt names sitemaps.
         self.pages_fetched = 0  # URLs admitted for fetching, for max_pages.
@@ -223,12 +229,17 @@ class CrawlerBase(CrawlOptions):
         if url in self.sitemap_urls:
             self.handle_sitemap(url, response)
             return
+        if response.status == NOT_MODIFIED and url in self.earlier:
+            self.handle_not_modified(url, response)
+            return
         self.recorder.phase(url, "parse")
         stat, links = self.parse_links(url, response)
         complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
         if self.on_page is not None and stat.status == 200 and complete_html:
             self.on_page(url, response.body)  # Before recording: a crash records it once.
         self.record_statistic(stat)
+        if links:
+            self.page_links[url] = tuple(links)  # For the --json file, and a recrawl.
         for link in links.difference(self.seen_urls):
             self.note_depth(link, url, 1)
             self.add_url(link)
@@ -283,9 +294,38 @@ class CrawlerBase(CrawlOptions):
         stat = FetchStatistic(
             url, None, response.status, error, size, media_type, encoding, len(links), new
         )
-        return stat, links
+        etag, last_modified = validators(response)
+        return stat._replace(etag=etag, last_modified=last_modified), links
 
     # --8<-- [end:parse_links]
+
+    # --8<-- [start:recrawl]
+    def conditional_headers(self, url: str) -> dict[str, str]:
+        """Return the headers a recrawl sends for ``url``: none if it is new."""
+        page = self.earlier.get(url)
+        if page is None or url in self.sitemap_urls:
+            return {}
+        return conditional_headers(page)
+
+    def handle_not_modified(self, url: str, response: Response) -> None:
+        """Record a 304 answer to a recrawl, and go on with the earlier links."""
+        page = self.earlier[url]
+        links = {link for link in page.links if self.policy.normal_url_allowed(link)}
+        new = links.difference(self.seen_urls)
+        stat = FetchStatistic(
+            url, None, 304, None, 0, page.content_type, page.encoding, len(links), len(new)
+        )
+        # A 304 may send fresh validators; the earlier ones hold otherwise.
+        etag, last_modified = validators(response)
+        etag, last_modified = etag or page.etag, last_modified or page.last_modified
+        self.record_statistic(stat._replace(etag=etag, last_modified=last_modified))
+        if links:
+            self.page_links[url] = tuple(links)
+        for link in new:
+            self.note_depth(link, url, 1)
+            self.add_url(link)
+
+    # --8<-- [end:recrawl]
 
     # --8<-- [start:sitemaps]
     def rules_known(self, origin: str, rules: RobotsRules) -> None:
@@ -354,6 +394,15 @@ class CrawlerBase(CrawlOptions):
         """Record a URL whose fetch failed through a bug, so it is not lost."""
         self.logger.exception("fetching %s failed unexpectedly", url)
         self.record_statistic(failure(url, error))
+
+
+def validators(response: Response) -> tuple[str | None, str | None]:
+    """Return a response's ETag and Last-Modified, each None when not sent."""
+    etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
+    return (
+        None if etag is None else header_text(etag),
+        None if modified is None else header_text(modified),
+    )
 
 
 def header_text(value: str) -> str:

@@ -29,6 +29,7 @@ import dataclasses
 import re
 import urllib.parse
 import zlib
+from collections.abc import Mapping
 
 USER_AGENT = "crawler-tutorial/1.0"
 # No stage sends an Upgrade header, so a 101 answers nothing that was asked.
@@ -93,10 +94,14 @@ def _percent_encode(match: re.Match[str]) -> str:
     return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
 
 
-def build_request(url: str, user_agent: str = USER_AGENT) -> bytes:
+def build_request(
+    url: str, user_agent: str = USER_AGENT, headers: Mapping[str, str] | None = None
+) -> bytes:
     """Return the bytes of an HTTP/1.0 GET request for ``url``.
 
-    Raises ValueError for a URL without a host or with a bad port.
+    ``headers`` are sent too (a recrawl's conditional ones).  Raises
+    ValueError for a URL without a host or with a bad port, or a header
+    that is not printable ASCII.
     """
     host, port, target = request_target(url)
     if ":" in host:
@@ -113,6 +118,10 @@ def build_request(url: str, user_agent: str = USER_AGENT) -> bytes:
         f"Accept-Encoding: {ACCEPT_ENCODING}",
         "Connection: close",
     ]
+    for name, value in (headers or {}).items():
+        if not (f"{name}{value}".isascii() and f"{name}{value}".isprintable()):
+            raise ValueError(f"header {name!r} is not printable ASCII")
+        lines.append(f"{name}: {value}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
 
 

@@ -91,6 +91,12 @@ def file_name(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be a file name, not {value!r}")
 
 
+def file_path(name: str, value: Any) -> None:
+    """Check that ``value`` is a file's path (text, or a path object)."""
+    if not isinstance(value, str | os.PathLike) or not os.fspath(value):
+        raise ValueError(f"{name} must be the path of a file, not {value!r}")
+
+
 def flag(name: str, value: Any) -> None:
     """Check that ``value`` is True or False."""
     if not isinstance(value, bool):
@@ -204,6 +210,12 @@ class CrawlOptions:
         flag,
         "also crawl the pages each root host lists in its sitemaps "
         "(robots.txt Sitemap: lines, else /sitemap.xml)",
+    )
+    since: str | os.PathLike[str] | None = option(
+        None,
+        optional(file_path),
+        "recrawl: ask only for what changed since the crawl whose --json output is FILE",
+        metavar="FILE",
     )
     max_pages: int | None = option(
         None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import json
 import time
+from collections.abc import Iterable
 from typing import IO, Any, Protocol
 
 from shared.stats import FetchStatistic, Skipped
@@ -64,6 +65,9 @@ def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
     if stat.next_url:
         counts["redirect"] += 1
         return f"{stat.url} {stat.status} redirect {stat.next_url}"
+    if stat.status == 304:  # A recrawl's page that did not change: no body came.
+        counts["not_modified"] += 1
+        return f"{stat.url} 304 not modified {stat.num_new_urls}/{stat.num_urls}"
     line = f"{stat.url} {stat.status} {stat.content_type} {stat.encoding} {stat.size}"
     if stat.status == 200 and stat.content_type == "text/html":
         counts["html"] += 1
@@ -79,21 +83,26 @@ def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
     return line
 
 
-def stat_to_json(stat: FetchStatistic) -> dict[str, Any]:
+def stat_to_json(stat: FetchStatistic, links: Iterable[str] = ()) -> dict[str, Any]:
     """Return one statistic as a JSON-ready dict; the exception becomes text.
 
     ``skipped`` is true for a URL the crawl chose not to fetch (robots.txt, a
-    limit): its exception says why, and it is not a failure.
+    limit): its exception says why, and it is not a failure.  ``links`` are
+    the page's allowed links, sorted: a recrawl (``--since``) goes on with
+    them past a page that did not change.
     """
     record = stat._asdict()
     error = stat.exception
     record["exception"] = None if error is None else f"{type(error).__name__}: {error}"
     record["skipped"] = isinstance(error, Skipped)
+    record["links"] = sorted(links)
     return record
 
 
 def write_jsonl(crawler: CrawlRecord, file: IO[str]) -> None:
     """Write one JSON object per recorded URL, in completion order."""
+    page_links: dict[str, Iterable[str]] = getattr(crawler, "page_links", {})
     for stat in crawler.done:
-        file.write(json.dumps(stat_to_json(stat), ensure_ascii=False) + "\n")
+        record = stat_to_json(stat, page_links.get(stat.url, ()))
+        file.write(json.dumps(record, ensure_ascii=False) + "\n")
     file.flush()

@@ -96,7 +96,8 @@ def counting_middleware(latency: float) -> Middleware:
 
 async def answer(request: web.Request) -> web.StreamResponse:
     """Answer an aiohttp request from the application's ``Site``."""
-    site_request = Request(request.method, request.raw_path, request.host)
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    site_request = Request(request.method, request.raw_path, request.host, headers=headers)
     response = request.app[SITE].respond(site_request)
     return web.Response(status=response.status, headers=response.headers, body=response.body)
 

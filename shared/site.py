@@ -9,7 +9,11 @@ links, a ``<base href>``, a link repeated a thousand times, links hidden in
 comments and scripts, an XML feed, an image, plain text, a latin-1 page, and
 pages in GBK, Shift_JIS and windows-1251 with non-ASCII paths and queries.
 Its ``/robots.txt`` disallows a part of it, as real sites do: a crawl that
-obeys it skips that part, one that ignores it fetches everything.
+obeys it skips that part, one that ignores it fetches everything.  It
+also names a sitemap index, whose sitemaps (one gzip-compressed) list a
+page no link reaches.  Every 200 answer has an ETag and a Last-Modified
+date, a conditional request for an unchanged page gets 304, and the
+site's next edition (``edition=2``) revises a few pages, for a recrawl.
 
 Every page is generated on request from its number, so the site is the same
 on every run and costs nothing to scale to 100 000 pages.  Because the site
@@ -38,7 +42,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import datetime
+import email.utils
 import gzip
+import hashlib
 import math
 import re
 import sys
@@ -69,13 +76,15 @@ class Request:
 
     ``target`` is the request target as sent (percent-encoded path and
     query); ``host`` is the Host header; ``params`` are the named groups of
-    the route that matched, filled in by ``Site.respond``.
+    the route that matched, filled in by ``Site.respond``; ``headers`` are
+    the request's headers, of which the site reads the conditional ones.
     """
 
     method: str
     target: str
     host: str = ""
     params: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)  # Lower-case names.
 
     @property
     def path(self) -> str:
@@ -172,7 +181,68 @@ def content_page(site: Site, request: Request) -> Response:
     if not 1 <= number <= site.pages:
         return not_found()
     body = '<a name="top"></a>' + filler(number) + link_list(content_links(number, site.pages))
-    return html_page(f"Page {number}", body)
+    if not changed_in(number, site.edition):
+        return html_page(f"Page {number}", body)
+    revised = html_page(f"Page {number}", f"<p>Revised in edition {site.edition}.</p>{body}")
+    return dataclasses.replace(
+        revised, headers={**revised.headers, "Last-Modified": published(site.edition)}
+    )
+
+
+# --- Editions: pages that change between two crawls, for a recrawl -------------------
+#
+# Every answer carries an ETag (a hash of its body) and a Last-Modified date,
+# and a request whose If-None-Match or If-Modified-Since shows the client's
+# copy is current gets 304 Not Modified, with no body.  In edition 2 and
+# later (``Site(edition=2)``, ``--edition 2``), every CHANGED_EVERY-th
+# content page is revised, so a recrawl finds exactly those.
+
+CHANGED_EVERY = 25
+FIRST_PUBLISHED = 1_793_606_400  # 2026-11-02 08:00:00 UTC, on the wall clock.
+
+
+def changed_in(number: int, edition: int) -> bool:
+    """Tell whether content page ``number`` differs in ``edition`` from the first."""
+    return edition > 1 and number % CHANGED_EVERY == 0
+
+
+def published(edition: int) -> str:
+    """Return the Last-Modified date of what changed in ``edition`` (a day each)."""
+    return email.utils.formatdate(FIRST_PUBLISHED + 86_400 * (edition - 1), usegmt=True)
+
+
+def entity_tag(body: bytes) -> str:
+    """Return a strong ETag for ``body``: a short hash of its bytes."""
+    return '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+
+
+def with_validators(request: Request, response: Response) -> Response:
+    """Add an ETag and a Last-Modified to a 200 answer; 304 if the client's copy is current."""
+    if response.status != 200:
+        return response
+    validators = {"ETag": entity_tag(response.body), "Last-Modified": published(1)}
+    validators |= {name: response.headers[name] for name in validators if name in response.headers}
+    if is_current(request.headers, validators):
+        return Response(304, validators)
+    return Response(200, {**response.headers, **validators}, response.body)
+
+
+def is_current(conditions: Mapping[str, str], validators: Mapping[str, str]) -> bool:
+    """Tell whether a request's conditions show its copy is current (RFC 9110, 13.2.2)."""
+    tags = conditions.get("if-none-match")
+    if tags is not None:  # It wins over If-Modified-Since when both are sent.
+        listed = [tag.strip().removeprefix("W/") for tag in tags.split(",")]
+        return "*" in listed or validators["ETag"] in listed
+    since = conditions.get("if-modified-since")
+    if since is None:
+        return False
+    try:
+        asked = email.utils.parsedate_to_datetime(since)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return False  # A date that cannot be read is ignored, as RFC 9110 asks.
+    if asked.tzinfo is None:
+        asked = asked.replace(tzinfo=datetime.UTC)
+    return email.utils.parsedate_to_datetime(validators["Last-Modified"]) <= asked
 
 
 def slashless_page(site: Site, request: Request) -> Response:
@@ -526,17 +596,22 @@ class Site:
     """The test site: ``respond`` answers a request, with no I/O.
 
     ``latency`` is for the server: seconds to wait before each answer.
+    ``edition`` above 1 revises some pages (see ``changed_in``).
     ``routes`` may be extended, as the benchmark does with its own pages.
-    Raises ValueError when ``pages`` is below MIN_PAGES or latency is negative.
+    Raises ValueError when ``pages`` is below MIN_PAGES, latency is negative
+    or edition is below 1.
     """
 
-    def __init__(self, pages: int = DEFAULT_PAGES, latency: float = 0.0) -> None:
+    def __init__(self, pages: int = DEFAULT_PAGES, latency: float = 0.0, edition: int = 1) -> None:
         if pages < MIN_PAGES:
             raise ValueError(f"the site needs at least {MIN_PAGES} pages, not {pages}")
         if latency < 0:
             raise ValueError(f"latency cannot be negative: {latency}")
+        if edition < 1:
+            raise ValueError(f"the first edition is 1, not {edition}")
         self.pages = pages
         self.latency = latency
+        self.edition = edition  # May change while the site runs: a new edition.
         self.counters = SiteCounters()
         self.routes = list(ROUTES)
 
@@ -550,7 +625,8 @@ class Site:
             if request.method not in METHODS:
                 allow = {"Allow": ", ".join(METHODS), "Content-Type": "text/plain; charset=utf-8"}
                 return Response(405, allow, b"405: Method Not Allowed")
-            return route.handler(self, dataclasses.replace(request, params=match.groupdict()))
+            response = route.handler(self, dataclasses.replace(request, params=match.groupdict()))
+            return with_validators(request, response)
         return not_found()
 
 
@@ -605,6 +681,12 @@ def expected_results(
         if obey_robots:  # A sitemap lists it; robots.txt still disallows it.
             results.add((base + "/private/drafts/", None, None))
     return results
+
+
+def changed_urls(root_url: str, pages: int = DEFAULT_PAGES, edition: int = 2) -> set[str]:
+    """Return the URLs whose answer differs in ``edition`` from the first edition."""
+    base = root_url.rstrip("/")
+    return {f"{base}/pages/{n}/" for n in range(1, pages + 1) if changed_in(n, edition)}
 
 
 def _reached_by_redirects(base: str, max_redirect: int) -> set[Result]:
@@ -663,9 +745,15 @@ def main(
         "--pages", type=int, default=DEFAULT_PAGES, help="content pages (default: %(default)s)"
     )
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay per response in ms")
+    parser.add_argument(
+        "--edition",
+        type=int,
+        default=1,
+        help=f"2 or more revises every {CHANGED_EVERY}th page (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     try:
-        site = Site(args.pages, args.latency_ms / 1000)
+        site = Site(args.pages, args.latency_ms / 1000, args.edition)
     except ValueError as error:
         parser.error(str(error))
     try:

@@ -1,6 +1,7 @@
 """What the crawler records about each URL it fetched.
 
-``FetchStatistic`` has the fields of the 500 Lines crawler, in its order.
+``FetchStatistic`` has the fields of the 500 Lines crawler, in its order,
+then the two validators a recrawl needs (``etag``, ``last_modified``).
 The helpers here build the records of a failure, a skip and a redirect the same
 way for every stage.
 """
@@ -22,6 +23,9 @@ class FetchStatistic(NamedTuple):
     encoding: str | None  # The encoding the body is read with (see shared.encoding).
     num_urls: int  # Distinct allowed links on the page.
     num_new_urls: int  # Of those, the ones not seen before.
+    # The answer's validators, sent back by a recrawl (crawl --since).
+    etag: str | None = None
+    last_modified: str | None = None
 
 
 class ResponseTooLarge(Exception):

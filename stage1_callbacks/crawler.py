@@ -305,6 +305,7 @@ class Crawler(CrawlerBase):
             "resolver": self.resolver,
             "user_agent": self.user_agent,
             "trace": self.recorder,
+            "headers": self.conditional_headers(url),  # Only in a recrawl.
         }
         if not url.startswith("https:"):
             return Fetcher(url, self.loop, self.on_response, **options)

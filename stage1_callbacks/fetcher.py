@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from shared.http import USER_AGENT, Response, ResponseParser, build_request, request_target
 from shared.resolver import Address, Resolver
@@ -45,6 +45,7 @@ class Fetcher:
     __slots__ = (
         "url", "loop", "callback", "timeout", "resolver", "user_agent", "host", "request", "sent",
         "addresses", "sock", "parser", "timer", "done", "response", "exception", "trace",
+        "headers",
     )  # fmt: skip
 
     def __init__(
@@ -58,6 +59,7 @@ class Fetcher:
         resolver: Resolver,
         user_agent: str = USER_AGENT,
         trace: Trace = NO_TRACE,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.url = url
         self.loop = loop
@@ -65,6 +67,7 @@ class Fetcher:
         self.timeout = timeout
         self.resolver = resolver
         self.user_agent = user_agent
+        self.headers = headers  # More request headers: a recrawl's conditional ones.
         self.host = ""
         self.request = memoryview(b"")  # The request's bytes; sliced without copying.
         self.sent = 0  # How many of them the socket has taken.
@@ -90,7 +93,7 @@ class Fetcher:
         try:
             self.host, port, _ = request_target(self.url)
             self.addresses = iter(self.resolver.resolve(self.host, port))  # Blocks!
-            self.request = memoryview(build_request(self.url, self.user_agent))
+            self.request = memoryview(build_request(self.url, self.user_agent, self.headers))
         except Exception as error:  # A name that does not resolve, a bad URL.
             self.finish(error)
             return

@@ -229,7 +229,9 @@ class Crawler(CrawlerBase):
             sock = yield from self.connect(host, port, url.startswith("https:"))
             with sock:
                 self.recorder.phase(url, "send")
-                yield from loop.sock_sendall(sock, build_request(url, self.user_agent))
+                headers = self.conditional_headers(url)  # Only in a recrawl.
+                data = build_request(url, self.user_agent, headers)
+                yield from loop.sock_sendall(sock, data)
                 self.recorder.phase(url, "wait")
                 return (yield from self.read_all(sock, max_size, url))
         finally:

@@ -344,7 +344,11 @@ class EventLoop:
 
     # --8<-- [start:sock_recv]
     @types.coroutine
-    def sock_recv(self, sock: socket.socket, nbytes: int) -> Generator[Any, None, bytes]:
+    def sock_recv(
+        self,
+        sock: socket.socket,
+        nbytes: int,
+    ) -> Generator[Any, None, bytes]:
         """Return up to ``nbytes`` bytes from ``sock``, b"" once the peer closed it.
 
         Tries at once and waits only if nothing has arrived yet.  Raises

@@ -247,7 +247,10 @@ class Crawler(CrawlerBase):
             attempt = Attempt()
             try:
                 return await self.session.get(
-                    target, allow_redirects=False, trace_request_ctx=attempt
+                    target,
+                    allow_redirects=False,
+                    headers=self.conditional_headers(url),  # Only in a recrawl.
+                    trace_request_ctx=attempt,
                 )
             except STALE_ERRORS:
                 if not attempt.reused:

@@ -347,10 +347,11 @@ class FrontierCrawler(Crawler):
         if self.sitemaps:  # Which URLs are sitemaps is known to one process only.
             raise ValueError("sitemaps are not read with a shared frontier")
         self.frontier = Frontier(frontier, lease)
-        # What this process has decided since it last told the server, as
-        # flat (url, value) pairs.  Filled only between two awaits, and sent
-        # before the next one, so no two workers' outcomes ever mix here.
-        self.records_out: list[str] = []
+        # What this process has decided since it last told the server: the
+        # records, and the links as flat (url, entry) pairs.  Filled only
+        # between two awaits, and sent before the next one, so no two
+        # workers' outcomes ever mix here.
+        self.records_out: list[FetchStatistic] = []
         self.links_out: list[str] = []
         self.leased: set[str] = set()  # URLs this process holds, renewed while it lives.
         self.sent: set[str] = set()  # URLs this process has sent the server.
@@ -376,12 +377,15 @@ class FrontierCrawler(Crawler):
     def record_statistic(self, fetch_statistic: FetchStatistic) -> None:
         """Record the outcome of one URL here and, at the next step, in the server."""
         super().record_statistic(fetch_statistic)
-        record = json.dumps(stat_to_json(fetch_statistic))  # ASCII: any text fits.
-        self.records_out += [fetch_statistic.url, record]
+        self.records_out.append(fetch_statistic)
 
     def outbox(self) -> tuple[list[str], list[str]]:
-        """Return the records and links not yet sent, and start afresh."""
-        records, links = self.records_out, self.links_out
+        """Return the records (as JSON) and links not yet sent, and start afresh."""
+        records = []
+        for stat in self.records_out:  # The page's links are known by now.
+            record = stat_to_json(stat, self.page_links.get(stat.url, ()))
+            records += [stat.url, json.dumps(record)]  # ASCII: any text fits.
+        links = self.links_out
         self.records_out, self.links_out = [], []
         return records, links
 
@@ -604,6 +608,7 @@ class StoredCrawl:
     max_tasks: int
     t0: float
     t1: float | None
+    page_links: dict[str, tuple[str, ...]]  # Each page's links, for the --json file.
 
 
 async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
@@ -613,7 +618,10 @@ async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
     t0, t1 = await frontier.times()
     kinds: dict[tuple[str, bool], type[Exception]] = {}
     done = [stat_from_json(line, kinds) for line in lines]
-    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1)
+    links = {
+        stat.url: tuple(json.loads(line)["links"]) for stat, line in zip(done, lines, strict=True)
+    }
+    return StoredCrawl(done, seen | {stat.url for stat in done}, max_tasks, t0, t1, links)
 
 
 def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) -> FetchStatistic:

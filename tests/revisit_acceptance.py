@@ -16,6 +16,12 @@ stage runs it.  What it checks, the same in every stage:
   they list that the crawl allows are queued.  A sitemap that is too long
   (a gzip bomb included), not XML, or declares a DOCTYPE is recorded with
   the reason, and the crawl goes on.
+- With ``since=PATH`` (an earlier crawl's JSON Lines), each page is asked
+  for with ``If-None-Match`` / ``If-Modified-Since`` from its record; a
+  304 answer is recorded as not modified, with the earlier links, and the
+  crawl goes on past it.  Against the bundled site, a recrawl of an
+  unchanged site gets 304 for every page, and after the site's next
+  edition exactly the revised pages come whole.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import gzip
+import json
 import math
+import pathlib
 import time
 import types
 from collections.abc import Awaitable, Callable
@@ -32,10 +40,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from shared.report import report
+from shared.report import report, write_jsonl
 from shared.retry import BACKOFF_BASE, RetryAfterTooLong
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
+from shared.server import SITE, ServerThread, make_app
+from shared.site import changed_urls, expected_results
 from shared.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from shared.stats import ResponseTooLarge, RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
@@ -92,8 +100,23 @@ def retry_after(value: str) -> dict[str, str]:
     return {"Retry-After": value}
 
 
+def save_records(crawler: Any, path: pathlib.Path) -> str:
+    """Write a crawl's JSON Lines to ``path``, as ``crawl --json`` does; return the path."""
+    with path.open("w", encoding="utf-8") as file:
+        write_jsonl(crawler, file)
+    return str(path)
+
+
+def as_first_time(crawler: Any) -> set[tuple[str, int | None, str | None]]:
+    """Return a recrawl's results with each 304 read as the 200 it stands for."""
+    return {
+        (url, 200 if status == 304 else status, nxt)
+        for url, status, nxt in acceptance.results(crawler)
+    }
+
+
 class RevisitTests:
-    """Retry-After and backoff, sitemaps; mixed into AcceptanceTests."""
+    """Retry-After and backoff, sitemaps, recrawls; mixed into AcceptanceTests."""
 
     stage: types.ModuleType
     crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
@@ -321,3 +344,101 @@ class RevisitTests:
         read = [path for path in ["/sitemap.xml", *maps] if pages.requests[path]]
         assert len(read) == MAX_SITEMAPS
         check_each_url_once(crawler)
+
+    # --- Recrawl ---------------------------------------------------------------------
+
+    def test_recrawl_of_an_unchanged_site_is_every_page_304(self, tmp_path: pathlib.Path) -> None:
+        with ServerThread(make_app(60)) as server:
+            first = self.crawl([server.url], sitemaps=True)
+            since = save_records(first, tmp_path / "first.jsonl")
+            second = self.crawl([server.url], sitemaps=True, since=since)
+        pages = {s.url for s in first.done if s.status == 200}
+        sitemaps = {s.url for s in first.done if s.url in first.sitemap_urls}
+        assert {s.url for s in second.done if s.status == 304} == pages - sitemaps
+        assert {s.url for s in second.done if s.status == 200} == sitemaps  # Always whole.
+        assert as_first_time(second) == acceptance.results(first)
+        assert all(s.etag and s.last_modified for s in second.done if s.status == 304)
+        first_bytes, second_bytes = (sum(s.size for s in c.done) for c in (first, second))
+        print(f"{self.stage.__name__}: recrawl {second_bytes} bytes, first {first_bytes}")
+        assert second_bytes < 0.05 * first_bytes
+        check_each_url_once(second)
+
+    def test_recrawl_of_a_changed_site_fetches_exactly_the_changed_pages(
+        self, tmp_path: pathlib.Path
+    ) -> None:
+        with ServerThread(make_app(60)) as server:
+            first = self.crawl([server.url])
+            since = save_records(first, tmp_path / "first.jsonl")
+            server.app[SITE].edition = 2
+            second = self.crawl([server.url], since=since)
+        changed = changed_urls(server.url, 60)
+        assert len(changed) == 2
+        assert {s.url for s in second.done if s.status == 200} == changed
+        assert as_first_time(second) == acceptance.results(first)
+        old, new = acceptance.by_url(first), acceptance.by_url(second)
+        assert all(new[url].etag != old[url].etag for url in changed)
+        assert all(new[url].size > old[url].size for url in changed)
+
+    def test_recrawl_sends_the_validators_it_kept(
+        self, pages: PageServer, tmp_path: pathlib.Path
+    ) -> None:
+        asked: list[dict[str, str | None]] = []
+
+        async def tagged(request: web.Request) -> web.StreamResponse:
+            conditions = ("If-None-Match", "If-Modified-Since")
+            asked.append({name: request.headers.get(name) for name in conditions})
+            headers = {"ETag": 'W/"v1"', "Last-Modified": "Mon, 02 Nov 2026 08:00:00 GMT"}
+            if request.headers.get("If-None-Match") == 'W/"v1"':
+                return web.Response(status=304, headers=headers)
+            return web.Response(
+                text='<a href="/a">a</a>', content_type="text/html", headers=headers
+            )
+
+        root = pages.add_handler("/", tagged)
+        pages.add_page("/a", [])
+        first = self.crawl([root])
+        assert acceptance.by_url(first)[root].etag == 'W/"v1"'
+        second = self.crawl([root], since=save_records(first, tmp_path / "first.jsonl"))
+        assert asked == [
+            {"If-None-Match": None, "If-Modified-Since": None},
+            {"If-None-Match": 'W/"v1"', "If-Modified-Since": "Mon, 02 Nov 2026 08:00:00 GMT"},
+        ]
+        record = acceptance.by_url(second)[root]
+        assert (record.status, record.size, record.num_urls) == (304, 0, 1)
+        assert pages.requests["/a"] == 2  # The crawl went on past the 304.
+
+    def test_304_without_an_earlier_record_is_an_answer_like_others(
+        self, pages: PageServer, tmp_path: pathlib.Path
+    ) -> None:
+        root = pages.add_page("/", body=b"", status=304)
+        since = tmp_path / "empty.jsonl"
+        since.write_text("")
+        crawler = self.crawl([root], since=str(since))
+        assert [(s.status, s.num_urls, s.exception) for s in crawler.done] == [(304, 0, None)]
+
+    def test_unsafe_validators_in_the_file_are_not_sent(
+        self, pages: PageServer, tmp_path: pathlib.Path
+    ) -> None:
+        root = pages.add_page("/", [])
+        record = {"url": root, "status": 200, "exception": None, "links": []}
+        record |= {"etag": '"x"\r\nX-Injected: 1', "last_modified": "Mon, 02 Nov 2026 08:00:00 GMT"}
+        since = tmp_path / "earlier.jsonl"
+        since.write_text(json.dumps(record) + "\n")
+        headers: list[Any] = []
+
+        async def look(request: web.Request) -> web.StreamResponse:
+            headers.append(request.headers)
+            return web.Response(text="")
+
+        pages.add_handler("/", look)
+        self.crawl([root], since=str(since))
+        assert "X-Injected" not in headers[0] and "If-None-Match" not in headers[0]
+        assert headers[0]["If-Modified-Since"] == "Mon, 02 Nov 2026 08:00:00 GMT"
+
+    def test_unreadable_since_file_raises(self, tmp_path: pathlib.Path) -> None:
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"url": "http://a/"}\nnot json\n')
+        with pytest.raises(ValueError, match="bad.jsonl, line 2: not a JSON record"):
+            self.stage.Crawler(["http://a/"], since=str(bad))
+        with pytest.raises(OSError):
+            self.stage.Crawler(["http://a/"], since=str(tmp_path / "missing.jsonl"))

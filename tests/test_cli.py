@@ -139,6 +139,7 @@ def test_parser_defaults() -> None:
         "max_per_host": 8,
         "max_retry_after": 120.0,
         "sitemaps": False,
+        "since": None,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",
@@ -152,7 +153,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         + ["--lenient", "--exclude", "x", "--timeout", "1.5", "--stage", "generators", "a.com"]
         + ["--ignore-robots", "--delay", "0.5", "--max_per_host", "2", "--max-pages", "7"]
         + ["--max-depth", "0", "--user-agent", "test-bot/2.0", "--trace", "t.json"]
-        + ["--max-retry-after", "30", "--sitemaps"]
+        + ["--max-retry-after", "30", "--sitemaps", "--since", "s.jsonl"]
     )
     assert from_arguments(args).keywords() == {
         "exclude": "x",
@@ -167,6 +168,7 @@ def test_parser_accepts_both_spellings_and_lenient() -> None:
         "max_per_host": 2,
         "max_retry_after": 30.0,
         "sitemaps": True,
+        "since": "s.jsonl",
         "max_pages": 7,
         "max_depth": 0,
         "user_agent": "test-bot/2.0",
@@ -198,6 +200,8 @@ USAGE_ERRORS = {
     "--max_redirect -1 ROOT": "max_redirect must be a whole number of at least 0, not -1",
     "--timeout 0 ROOT": "timeout must be more than 0 seconds",
     "--max-retry-after -1 ROOT": "max_retry_after must be at least 0 seconds",
+    "--since {tmp}/none.jsonl ROOT": "cannot read {tmp}/none.jsonl: No such file or directory",
+    "--since {tmp} ROOT": "cannot read {tmp}: Is a directory",
     "--max-retry-after inf ROOT": "max_retry_after must be a finite number of seconds",
     "--max-size -1 ROOT": "max_size must be a whole number of at least 0, not -1",
     "--exclude ( ROOT": "invalid exclude pattern '('",

@@ -115,6 +115,14 @@ def test_request_target_errors(url: str, message: str) -> None:
         build_request(url)
 
 
+def test_build_request_sends_extra_headers_and_refuses_unsafe_ones() -> None:
+    data = build_request("http://h/", headers={"If-None-Match": '"v1"'})
+    assert b'\r\nIf-None-Match: "v1"\r\n\r\n' in data
+    for value in ['"v1"\r\nX-Injected: 1', "caf\xe9"]:
+        with pytest.raises(ValueError, match="not printable ASCII"):
+            build_request("http://h/", headers={"If-None-Match": value})
+
+
 def test_build_request_rejects_an_unencodable_host() -> None:
     with pytest.raises(ValueError):  # UnicodeError is a ValueError.
         build_request("http://\xe9..example/")

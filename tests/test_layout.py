@@ -77,6 +77,8 @@ def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureReque
         if "built_site" in getattr(item, "fixturenames", ()):
             group = item.get_closest_marker("xdist_group")
             assert group is not None and group.args == ("docs_site",), item.nodeid
+            limit = item.get_closest_marker("timeout")  # The build's time, and the test's.
+            assert limit is not None and limit.args[0] > float(request.config.getini("timeout"))
 
 
 # --- Layers: shared/ stands below every stage -------------------------------------------------

@@ -32,6 +32,7 @@ def test_defaults_are_the_contract_s() -> None:
         "max_per_host": None,
         "max_retry_after": 120.0,
         "sitemaps": False,
+        "since": None,
         "max_pages": None,
         "max_depth": None,
         "user_agent": "crawler-tutorial/1.0",

@@ -189,7 +189,7 @@ def test_write_jsonl_one_object_per_url_in_completion_order() -> None:
     records = [json.loads(line) for line in lines]
     assert [record["url"] for record in records] == [stat.url for stat in DONE]
     for record in records:
-        assert list(record) == [*FetchStatistic._fields, "skipped"]
+        assert list(record) == [*FetchStatistic._fields, "skipped", "links"]
 
 
 def test_write_jsonl_values() -> None:
@@ -206,7 +206,10 @@ def test_write_jsonl_values() -> None:
         "encoding": "utf-8",
         "num_urls": 10,
         "num_new_urls": 7,
+        "etag": None,
+        "last_modified": None,
         "skipped": False,
+        "links": [],
     }
     assert (records[1]["next_url"], records[1]["status"]) == ("http://h/z", 301)
     assert records[2]["exception"] == "ConnectionRefusedError: refused"
@@ -261,3 +264,18 @@ def test_a_skipped_url_is_marked_in_json_lines() -> None:
     assert record["skipped"] is True and record["status"] is None
     assert record["exception"] == "RobotsDisallowed: disallowed by robots.txt"
     assert stat_to_json(failure("http://h/", OSError("x")))["skipped"] is False
+
+
+def test_write_jsonl_keeps_each_page_s_links_sorted_for_a_recrawl() -> None:
+    crawler = fake_crawler([DONE[1]])
+    crawler.page_links = {"http://h/": ("http://h/z", "http://h/a")}
+    file = io.StringIO()
+    write_jsonl(crawler, file)  # type: ignore[arg-type]
+    assert json.loads(file.getvalue())["links"] == ["http://h/a", "http://h/z"]
+
+
+def test_a_304_is_reported_as_not_modified() -> None:
+    stat = FetchStatistic("http://h/", None, 304, None, 0, "text/html", "utf-8", 3, 1)
+    counts: collections.Counter[str] = collections.Counter()
+    assert url_report(stat, counts) == "http://h/ 304 not modified 1/3"
+    assert counts == {"not_modified": 1}

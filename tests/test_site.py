@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import email.utils
 import socket
 import subprocess
 import sys
@@ -31,9 +32,11 @@ from shared.server import COUNTERS, ServerThread, counting_middleware, make_app
 from shared.site import (
     ROBOTS_TXT,
     Request,
+    Response,
     Site,
     SiteCounters,
     archive_of,
+    changed_urls,
     content_links,
     exact,
     expected_results,
@@ -512,3 +515,59 @@ def test_oracle_with_sitemaps_adds_the_sitemaps_and_the_page_only_they_list() ->
     obeying = expected_results(ROOT, 10, obey_robots=True, sitemaps=True)
     drafts = (BASE + "/private/drafts/", None, None)  # Listed, but disallowed.
     assert obeying == expected_results(ROOT, 10, obey_robots=True) | added | {drafts}
+
+
+# --- Validators, 304 and editions -----------------------------------------------------------
+
+
+def get(site: Site, path: str, **headers: str) -> Response:
+    """Return the site's answer to a GET for ``path`` with ``headers``."""
+    return site.respond(Request("GET", path, "127.0.0.1:8000", headers=headers))
+
+
+def test_every_200_answer_has_an_etag_and_a_last_modified() -> None:
+    site = Site(30)
+    for path in ["/", "/pages/3/", "/logo.png", "/robots.txt", "/sitemaps/more.xml.gz"]:
+        headers = get(site, path).headers
+        assert headers["ETag"].startswith('"') and headers["Last-Modified"].endswith(" GMT")
+    assert "ETag" not in get(site, "/missing/1").headers
+
+
+def test_conditional_requests_get_304_without_a_body() -> None:
+    site = Site(30)
+    first = get(site, "/pages/3/")
+    etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+    for conditions in [
+        {"if-none-match": etag},
+        {"if-none-match": f'"other", W/{etag}'},
+        {"if-none-match": "*"},
+        {"if-modified-since": modified},
+        {"if-modified-since": "Sun, 06 Nov 2050 08:49:37 GMT"},
+    ]:
+        answer = get(site, "/pages/3/", **conditions)
+        assert (answer.status, answer.body, answer.headers["ETag"]) == (304, b"", etag)
+    for conditions in [
+        {"if-none-match": '"other"'},
+        {"if-none-match": '"other"', "if-modified-since": modified},  # The tag decides.
+        {"if-modified-since": "Sun, 06 Nov 1994 08:49:37 GMT"},
+        {"if-modified-since": "not a date"},
+    ]:
+        assert get(site, "/pages/3/", **conditions).status == 200
+
+
+def test_a_new_edition_revises_exactly_the_changed_pages() -> None:
+    site = Site(60)
+    first = {n: get(site, f"/pages/{n}/") for n in range(1, 61)}
+    site.edition = 2
+    second = {n: get(site, f"/pages/{n}/") for n in range(1, 61)}
+    revised = {n for n in first if first[n].headers["ETag"] != second[n].headers["ETag"]}
+    assert revised == {25, 50}
+    assert changed_urls(ROOT, 60) == {f"{BASE}/pages/25/", f"{BASE}/pages/50/"}
+    dates = [
+        email.utils.parsedate_to_datetime(a[25].headers["Last-Modified"]) for a in (first, second)
+    ]
+    assert dates[1] > dates[0]
+    etag = first[25].headers["ETag"]
+    assert get(site, "/pages/25/", **{"if-none-match": etag}).status == 200
+    with pytest.raises(ValueError, match="the first edition is 1"):
+        Site(10, edition=0)

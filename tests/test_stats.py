@@ -17,12 +17,15 @@ def test_fetch_statistic_fields_in_the_contract_order() -> None:
         "encoding",
         "num_urls",
         "num_new_urls",
+        "etag",
+        "last_modified",
     )
 
 
 def test_fetch_statistic_is_a_tuple_built_by_position() -> None:
     stat = FetchStatistic("http://h/", None, 200, None, 10, "text/html", "utf-8", 3, 2)
-    assert tuple(stat) == ("http://h/", None, 200, None, 10, "text/html", "utf-8", 3, 2)
+    assert tuple(stat)[:9] == ("http://h/", None, 200, None, 10, "text/html", "utf-8", 3, 2)
+    assert (stat.etag, stat.last_modified) == (None, None)  # The recrawl's two, at the end.
     assert (stat.size, stat.num_urls, stat.num_new_urls) == (10, 3, 2)
     assert stat[:3] == ("http://h/", None, 200)
 

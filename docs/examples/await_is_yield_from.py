@@ -35,13 +35,15 @@ async def with_await(x: Any) -> Any:
 
 
 def instructions(function: Any) -> list[str]:
-    return [f"{i.opname} {i.argrepr}".strip() for i in dis.get_instructions(function)]
+    code = dis.get_instructions(function)
+    return [f"{i.opname} {i.argrepr}".strip() for i in code]
 
 
 def compare_bytecode() -> None:
     old, new = instructions(with_yield_from), instructions(with_await)
     different = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
-    print(f"{len(old)} instructions each, {len(old) - len(different)} the same; the others:")
+    same = len(old) - len(different)
+    print(f"{len(old)} instructions each, {same} the same; the others:")
     for a, b in different:
         print(f"    yield from: {a:22} await: {b}")
 
@@ -71,8 +73,9 @@ def check_the_type_check() -> None:
     print(f"await a marked generator: {drive(with_await(marked()))!r}")
     loop = EventLoop()
     future = Future(loop=loop)
-    coroutine = with_await(future)  # Through Future.__await__, which is __iter__.
-    print(f"await a pending Future:   yields the future itself: {coroutine.send(None) is future}")
+    coroutine = with_await(future)  # Through Future.__await__ (= __iter__).
+    itself = coroutine.send(None) is future
+    print(f"await a pending Future:   yields the future itself: {itself}")
     future.set_result("its result")
     try:
         coroutine.send(None)

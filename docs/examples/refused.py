@@ -15,11 +15,11 @@ import subprocess
 import sys
 
 DEADLINE = 60  # Seconds; a refused connection fails in milliseconds.
+STEP = "stage2_generators.steps.crawl"  # The step the chapter shows.
 
 
-def main() -> None:
-    """Run the step named on the command line against a refusing port."""
-    step = sys.argv[1]
+def main(step: str) -> None:
+    """Run ``step`` (a module name) against a refusing port."""
     with socket.socket() as unheard:
         unheard.bind(("127.0.0.1", 0))  # Bound, not listening: refused.
         url = f"http://127.0.0.1:{unheard.getsockname()[1]}/"
@@ -35,4 +35,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # One optional argument: the step, as ``python -m`` takes it.
+    if len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
+        sys.exit("usage: python docs/examples/refused.py [STEP]")
+    main(sys.argv[1] if len(sys.argv) > 1 else STEP)

@@ -29,6 +29,15 @@ with ``python -m shared.site`` serving on port 8000.  So the output says
 shows the first 8 lines of a long output, then how many were left out,
 then the last line.
 
+``serve=MODULE`` starts a server step first, ``python -m MODULE --port 0``
+(it binds a free port and prints ``serving on 127.0.0.1:PORT``), runs the
+marker's commands against it (``curl`` is a program too; several commands
+are joined with `` && ``), then stops the server with Ctrl-C (SIGINT) and
+shows two blocks: the server's terminal, as a reader who ran it with
+``--port 8000`` would see it, then the commands and what they printed.
+``status=N`` is the exit status the last command must have (``curl``
+exits 28 when it gives up waiting), 0 when not given.
+
 A code fence with ``hl_lines="diff STEP"`` whose body includes a whole
 file (``--8<-- "FILE"``) gets the numbers of the lines of FILE that are not
 in STEP (the previous step), the module docstring left aside: the reader
@@ -60,11 +69,13 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mkdocs.exceptions import PluginError
 
@@ -105,18 +116,26 @@ OPTIONAL = re.compile(r"^<!-- include-if-present: (?P<path>\S+) -->[ \t]*$", re.
 # A Markdown link or image target that is a relative path: not a URL, not
 # absolute, not an anchor on the same page.
 RELATIVE_TARGET = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|/|#)(?P<target>[^)\s]+)")
-PROGRAMS = {"python": [sys.executable], "crawl": [sys.executable, "-m", "shared.cli"]}
+PROGRAMS = {
+    "python": [sys.executable],
+    "crawl": [sys.executable, "-m", "shared.cli"],
+    "curl": ["curl"],
+}
 # The keys under which a build's configuration keeps the outputs of its
 # commands and the test sites it started.
 OUTPUTS = "command_outputs"
 SITES = "command_sites"
 READER_URL = "http://127.0.0.1:8000/"  # Where the reader's python -m shared.site serves.
+READER_ADDRESS = "127.0.0.1:8000"  # Where a reader's server step serves, with --port 8000.
+SERVING = re.compile(r"^serving on 127\.0\.0\.1:(?P<port>\d+)$")  # A server step's first line.
+SERVER_DEADLINE = 30  # Seconds for a server step to start, and to stop after Ctrl-C.
 
 
-def run(command: str, extra_args: tuple[str, ...] = ()) -> str:
+def run(command: str, extra_args: tuple[str, ...] = (), status: int = 0) -> str:
     """Run ``command`` from the repository root and return what it printed.
 
-    Raises PluginError when it cannot run or exits with an error.
+    Raises PluginError when it cannot run or exits with another status
+    than ``status``.
     """
     words = shlex.split(command) + list(extra_args)
     if not words or words[0] not in PROGRAMS:
@@ -133,7 +152,7 @@ def run(command: str, extra_args: tuple[str, ...] = ()) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise PluginError(f"<!-- output: {command} -->: {error}") from error
-    if done.returncode != 0:
+    if done.returncode != status:
         raise PluginError(f"<!-- output: {command} --> exited {done.returncode}:\n{done.stderr}")
     # Paths in tracebacks, relative to the repository root as a reader's are.
     return (done.stdout + done.stderr).replace(f"{ROOT}{os.sep}", "")
@@ -174,7 +193,7 @@ def parse_options(text: str | None) -> dict[str, str]:
     options = {}
     for option in filter(None, (part.strip() for part in (text or "").split(","))):
         name, _, value = option.partition("=")
-        if name not in ("site", "latency", "lines"):
+        if name not in ("site", "latency", "lines", "serve", "status"):
             raise PluginError(f"unknown option {option!r} in an output marker")
         options[name] = value
     return options
@@ -238,6 +257,71 @@ def run_marker(command: str, options: dict[str, str], config: dict) -> str:
     return run(command, (url,)).replace(url, READER_URL)
 
 
+def serve_and_run(module: str, commands: str, status: int) -> str:
+    """Start the server step ``module``, run ``commands`` on it, stop it; return both blocks.
+
+    Raises PluginError when the server does not start or stop cleanly, or
+    a command fails.
+    """
+    server = subprocess.Popen(
+        [sys.executable, "-m", module, "--port", "0"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C must reach it even when this build runs with SIGINT
+        # ignored (a background job), which a child would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    lines: list[str] = []
+    errors: list[str] = []
+    started = threading.Event()
+
+    def read(stream: IO[str], into: list[str]) -> None:
+        for line in stream:
+            into.append(line.rstrip("\n"))
+            started.set()
+        started.set()  # The server ended: no more lines will come.
+
+    readers = [
+        threading.Thread(target=read, args=(server.stdout, lines)),
+        threading.Thread(target=read, args=(server.stderr, errors)),
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        started.wait(SERVER_DEADLINE)
+        serving = SERVING.match(lines[0]) if lines else None
+        if serving is None:
+            raise PluginError(f"{module} --port 0 did not say where it serves: {lines}")
+        address = f"127.0.0.1:{serving['port']}"
+        client = []
+        for command in commands.split(" && "):
+            last = command == commands.split(" && ")[-1]
+            output = run(command.replace(READER_ADDRESS, address), status=status if last else 0)
+            client += [f"$ {command}", *output.replace(address, READER_ADDRESS).splitlines()]
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=SERVER_DEADLINE)
+    except subprocess.TimeoutExpired as error:
+        raise PluginError(f"{module} did not stop on Ctrl-C") from error
+    finally:
+        server.kill()
+        server.wait()
+        for reader in readers:
+            reader.join()
+    if server.returncode != 0 or errors:
+        raise PluginError(f"{module} stopped with {server.returncode}:\n" + "\n".join(errors))
+    shown = [line.replace(address, READER_ADDRESS) for line in lines]
+    if shown[-1] == "stopped":  # Where the reader pressed Ctrl-C, as a terminal echoes it.
+        shown.insert(-1, "^C")
+    fence = "```"
+    return "\n".join(
+        [f"{fence}console", f"$ python -m {module} --port 8000", *shown, fence, ""]
+        + [f"{fence}console", *client, fence]
+    )
+
+
 def shorten(output: str, lines: str | None) -> str:
     """Keep the first ``lines`` lines of ``output`` and its last line."""
     kept = output.rstrip("\n").splitlines()
@@ -286,6 +370,11 @@ def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object
         indent, command = match["indent"], match["command"]
         options = parse_options(match["options"])
         key = f"{command} {sorted(options.items())}"
+        if "serve" in options:  # Two whole blocks: the server's, then the commands'.
+            if key not in outputs:
+                status = int(options.get("status") or 0)
+                outputs[key] = serve_and_run(options["serve"], command, status)
+            return "\n".join(indent + line if line else line for line in outputs[key].split("\n"))
         if key not in outputs:
             outputs[key] = run_marker(command, options, config)
         text = shorten(outputs[key], options.get("lines"))

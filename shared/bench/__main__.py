@@ -5,6 +5,9 @@ python -m shared.bench --quick    # about a minute, into a new scratch directory
 python -m shared.bench --only memory --runs 1
 python -m shared.bench --quick --only tracing   # CPU per page with a trace and without
 python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
+
+Stage 3 on several processes sharing a frontier in Valkey has a run of its
+own, which needs a valkey-server: python -m shared.bench.frontier.
 """
 
 from __future__ import annotations

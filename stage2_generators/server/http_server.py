@@ -145,7 +145,11 @@ def answer(site: Site, request: h11.Request) -> Generator[Any, None, Response]:
         if site.latency > 0:
             yield from sleep(site.latency)
         try:
-            return site.respond(Request(method, target, host.decode("ascii", "replace")))
+            headers = {
+                name.decode("ascii"): value.decode("latin-1") for name, value in request.headers
+            }
+            site_request = Request(method, target, host.decode("ascii", "replace"), headers=headers)
+            return site.respond(site_request)
         except Exception:  # A bug in a page: the client gets a 500, the server goes on.
             LOGGER.exception("the site failed to answer %s %s", method, target)
             return text_response(500, "500: Internal Server Error")

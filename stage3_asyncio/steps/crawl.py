@@ -17,17 +17,17 @@ counts redirects, and shares its crawl policy with the other stages.
 """
 
 import asyncio
-import time
 
 import aiohttp
 
-from shared.steps import links_to_follow, url_from_argv
+from shared.steps import Progress, links_to_follow, url_from_argv
 
 
 class Crawler:
     """Crawl the site of ``root`` with ``max_tasks`` workers."""
 
     def __init__(self, root: str, max_tasks: int = 10) -> None:
+        self.progress = Progress()
         self.max_tasks = max_tasks
         self.q: asyncio.Queue[str] = asyncio.Queue()
         self.seen_urls = {root}
@@ -55,10 +55,11 @@ class Crawler:
 
     async def fetch(self, url: str) -> None:
         """Fetch ``url``, print its status, and queue the new links."""
+        self.progress.begin(url)
         async with self.session.get(url, allow_redirects=False) as response:
             body = await response.read()
-        print(f"{response.status} {url}")
         status, headers = response.status, response.headers
+        self.progress.end(url, str(status))
         links = links_to_follow(url, status, headers, body)
         for link in links - self.seen_urls:
             self.seen_urls.add(link)
@@ -66,8 +67,7 @@ class Crawler:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
     crawler = Crawler(url_from_argv())
     asyncio.run(crawler.crawl())
-    elapsed = time.perf_counter() - start
-    print(f"{len(crawler.seen_urls)} URLs in {elapsed:.3f} s")
+    seconds = crawler.progress.seconds()
+    print(f"{len(crawler.seen_urls)} URLs in {seconds:.3f} s")

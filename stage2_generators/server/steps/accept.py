@@ -1,30 +1,28 @@
 """Step 1 of the server: accept connections, one task for each.
 
-The crawler's loop can wait for a listening socket as well as for a
-connected one: ``sock_accept`` waits until a client knocks.  ``serve``
-accepts in a loop and starts a new task for each connection, and
-``shout`` serves one client: it reads, and sends back what it read in
-capitals, with the same ``sock_recv`` and ``sock_sendall`` as the
-crawler's fetch.  Each conversation reads top to bottom however many
-clients talk at once.
+``serve`` waits in ``sock_accept`` until a client knocks, and starts a
+task for each connection, which runs ``shout``: it sends back what it
+reads, in capitals, with the crawler's ``sock_recv`` and ``sock_sendall``.
+A client may hang up at any moment: ``served`` ends its task quietly.
+The program runs three clients at once, prints what they got back and
+the time it took; with ``--port N``, it serves until Ctrl-C instead
+(``command.py``, which every server step uses).
 
-The program starts the server on a free port, runs three clients at once,
-prints what each got back, and stops.
-
-Still wrong: ``sock_sendall`` holds the task until the client has taken
-every byte, so a client that does not read keeps its task (and the whole
-answer) waiting; and a client that sends nothing keeps its task forever.
+Still wrong: a client that sends and never reads keeps its task stuck in
+``sock_sendall``, and one that sends nothing keeps its task waiting in
+``sock_recv``, for as long as it stays connected.
 """
 
+import contextlib
 import socket
 from collections.abc import Callable, Generator
 from typing import Any
 
 from stage2_generators.events import get_running_loop
-from stage2_generators.loop import run
 from stage2_generators.tasks import create_task, gather
 
-Coroutine = Generator[Any, Any, Any]  # A generator coroutine, to the type checker.
+Coroutine = Generator[Any, Any, Any]  # A generator coroutine, to mypy.
+Handler = Callable[[socket.socket], Coroutine]  # Serves one connection.
 
 
 def shout(conn: socket.socket) -> Coroutine:
@@ -35,22 +33,25 @@ def shout(conn: socket.socket) -> Coroutine:
             yield from loop.sock_sendall(conn, data.upper())
 
 
-def serve(
-    listener: socket.socket, handler: Callable[[socket.socket], Coroutine] = shout
-) -> Coroutine:
+def serve(listener: socket.socket, handler: Handler = shout) -> Coroutine:
     """Accept connections until cancelled; one task per connection."""
-    loop = get_running_loop()
     try:
         while True:
-            conn, _ = yield from loop.sock_accept(listener)
-            create_task(handler(conn))
+            conn, _ = yield from get_running_loop().sock_accept(listener)
+            create_task(served(handler, conn))
     finally:
         listener.close()
 
 
-def listen() -> socket.socket:
-    """Return a non-blocking listening socket on a free port of 127.0.0.1."""
-    listener = socket.create_server(("127.0.0.1", 0))
+def served(handler: Handler, conn: socket.socket) -> Coroutine:
+    """Run ``handler`` on ``conn``: a client may hang up at any moment."""
+    with conn, contextlib.suppress(ConnectionError):  # Reset, broken pipe.
+        yield from handler(conn)
+
+
+def listen(port: int = 0) -> socket.socket:
+    """Return a non-blocking listening socket on ``port`` (0: any free one)."""
+    listener = socket.create_server(("127.0.0.1", port))
     listener.setblocking(False)
     return listener
 
@@ -73,8 +74,8 @@ def client(port: int, words: str) -> Coroutine:
 def main() -> Coroutine:
     listener = listen()
     server = create_task(serve(listener))
-    port = listener.getsockname()[1]
     words = ["hello", "from three", "clients at once"]
+    port = listener.getsockname()[1]
     answers = yield from gather(*(client(port, w) for w in words))
     for sent, answer in zip(words, answers, strict=True):
         print(f"sent {sent!r}, got {answer!r}")
@@ -82,4 +83,6 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    run(main())
+    from stage2_generators.server.steps.command import main_or_serve
+
+    main_or_serve(main, shout)

@@ -9,17 +9,21 @@ If the read finishes first, the timer is cancelled instead.  The loop
 never looks at the clock for each connection: it sleeps in ``select``
 until the earliest timer is due, or a socket is ready.
 
-The program serves two clients: one talks and then goes quiet, one never
-says a word.  The server hangs up on both after ``IDLE`` seconds of
-silence.  (A client that stops *reading* is handled the same way, with a
-timeout around ``drain``.)
+The program serves two clients, one that talks and then goes quiet, and
+one that never says a word; the server hangs up on both after ``IDLE``
+seconds of silence.  With ``--port N``, it serves until Ctrl-C.
+
+Still wrong: nothing is shared between the tasks yet.  A job that reads
+a shared value, waits, and writes it back loses updates when tasks run
+it at once (the next step, ``lock``, shows how and mends it).
 """
 
 import socket
 
 from stage2_generators.events import get_running_loop
-from stage2_generators.loop import run
-from stage2_generators.server.steps.accept import Coroutine, connect, listen, serve
+from stage2_generators.server.steps import accept
+from stage2_generators.server.steps.accept import Coroutine
+from stage2_generators.server.steps.command import main_or_serve
 from stage2_generators.tasks import create_task, gather, wait_for
 
 IDLE = 0.2  # Seconds of silence before the server hangs up.
@@ -43,21 +47,23 @@ def shout_or_hang_up(conn: socket.socket) -> Coroutine:
 def client(port: int, words: str) -> Coroutine:
     """Say ``words`` (if any), then wait, silent, until the server hangs up."""
     loop = get_running_loop()
-    with (yield from connect(port)) as sock:
+    with (yield from accept.connect(port)) as sock:
         if words:
             yield from loop.sock_sendall(sock, words.encode())
-            print(f"client: got {(yield from loop.sock_recv(sock, 1024)).decode()!r}")
+            answer = yield from loop.sock_recv(sock, 1024)
+            print(f"client: got {answer.decode()!r}")
         if (yield from loop.sock_recv(sock, 1024)) == b"":
-            print(f"client {'after talking' if words else 'that never talked'}: the server hung up")
+            who = "after talking" if words else "that never talked"
+            print(f"client {who}: the server hung up")
 
 
 def main() -> Coroutine:
-    listener = listen()
-    server = create_task(serve(listener, shout_or_hang_up))
+    listener = accept.listen()
+    server = create_task(accept.serve(listener, shout_or_hang_up))
     port = listener.getsockname()[1]
     yield from gather(client(port, "hello"), client(port, ""))
     server.cancel()
 
 
 if __name__ == "__main__":
-    run(main())
+    main_or_serve(main, shout_or_hang_up)
