@@ -141,9 +141,6 @@ STEPS = {
 # Stage 2's last two steps come after the chapter's part on cancellation,
 # and run on the finished library, whose Task can be cancelled.
 ON_STAGE2_LIBRARY = {"stage2_generators.steps.taskgroup", "stage2_generators.steps.timeout"}
-# The server's step 6 comes after the finished server's streams and TCP
-# server in the chapter, and changes only the HTTP on top of them.
-ON_THE_SERVERS_STREAMS = {"stage2_generators.server.steps.llhttp"}
 
 
 def step_modules() -> list[tuple[str, Path]]:
@@ -169,8 +166,6 @@ def test_a_step_imports_its_own_path_and_shared_only(package: str, path: Path) -
     allowed = (package, "shared", *STEPS[package])
     if f"{package}.{path.stem}" in ON_STAGE2_LIBRARY:
         allowed += tuple(STAGE2_LIBRARY)
-    if f"{package}.{path.stem}" in ON_THE_SERVERS_STREAMS:
-        allowed += ("stage2_generators.server.streams", "stage2_generators.server.tcp")
     strays = {
         name
         for name in imported_modules(path)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import resource
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 from aiohttp import web
@@ -114,7 +115,11 @@ def serve_generators(pages: int, latency: float, idle_timeout: float, step: bool
     from stage2_generators.server.steps import llhttp
 
     def step_handler(site: Site, limits: Limits) -> Any:
-        return lambda reader, writer: llhttp.serve_connection(site, reader, writer)
+        def client_connected(reader: Any, writer: Any) -> Generator[Any, Any, None]:
+            with contextlib.suppress(ConnectionError):  # wrk resets at the end.
+                yield from llhttp.handle(site, writer.get_extra_info("socket"))
+
+        return client_connected
 
     site = add_bench_routes(Site(pages, latency))
     limits = Limits(idle_timeout=idle_timeout)

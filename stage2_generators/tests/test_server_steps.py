@@ -184,12 +184,21 @@ def counted(port: int) -> None:
             assert read_all(sock, 100) == f"visitor {number}\n".encode()
 
 
+def http_kept(port: int) -> None:
+    with talk(port, b"GET /pages/1/ HTTP/1.1\r\nHost: a\r\n\r\n") as sock:
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 ") and b"Connection: keep-alive" in first
+        sock.sendall(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        assert read_all(sock, 2**20).startswith(b"HTTP/1.1 200 ")  # Then the end.
+
+
 SESSIONS: dict[str, Callable[[int], None]] = {
     "accept": shouted,
     "buffered": big_answer,
     "drain": big_answer,
     "idle": hung_up,
     "lock": counted,
+    "llhttp": http_kept,
 }
 
 
