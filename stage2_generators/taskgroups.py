@@ -95,11 +95,12 @@ class TaskGroup:
 
     # --8<-- [start:task_done]
     def _on_task_done(self, task: Future) -> None:
-        """Forget a finished child; on the first failure, cancel everything else."""
+        """Forget a finished child; on the first failure, cancel the rest."""
         assert isinstance(task, Task), "only tasks are added to the group"
         self._tasks.discard(task)
-        if self._all_done is not None and not self._tasks and not self._all_done.done():
-            self._all_done.set_result(None)
+        waiting = self._all_done  # __aexit__ waits on it for the last child.
+        if waiting is not None and not self._tasks and not waiting.done():
+            waiting.set_result(None)
         if task.cancelled() or task.exception() is None:
             return
         error = task.exception()
@@ -124,15 +125,18 @@ class TaskGroup:
 
     # --8<-- [start:exit]
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: object,
     ) -> None:
-        """Wait for every child; raise what went wrong in them and in the body."""
+        """Wait for every child; raise what went wrong in them or the body."""
         self._exiting = True
         if exc is not None and _is_base_error(exc) and self._base_error is None:
             self._base_error = exc
         cancelled = exc if isinstance(exc, CancelledError) else None
         if exc is not None and not self._aborting:
-            self._abort()  # The body failed or was cancelled: stop the children.
+            self._abort()  # The body failed or was cancelled: stop them.
         while self._tasks:
             self._all_done = self._loop().create_future()
             try:
@@ -152,7 +156,8 @@ class TaskGroup:
             self._errors.append(exc)
         if self._errors:
             self._keep_outside_cancellation()
-            raise BaseExceptionGroup("unhandled errors in a TaskGroup", self._errors)
+            message = "unhandled errors in a TaskGroup"
+            raise BaseExceptionGroup(message, self._errors)
 
     # --8<-- [end:exit]
 

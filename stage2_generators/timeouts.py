@@ -58,6 +58,7 @@ class Timeout:
         """Tell whether the deadline passed (and the block was cancelled)."""
         return self._state in (EXPIRING, EXPIRED)
 
+    # --8<-- [start:reschedule]
     def reschedule(self, when: float | None) -> None:
         """Move the deadline to ``when`` (loop time; None: no deadline).
 
@@ -79,7 +80,8 @@ class Timeout:
         else:
             self._timer = loop.call_at(when, self._on_timeout)
 
-    # --8<-- [start:enter_exit]
+    # --8<-- [end:reschedule]
+
     async def __aenter__(self) -> Timeout:
         """Start the deadline for the current task.  Raises RuntimeError outside one."""
         if self._state != CREATED:
@@ -100,8 +102,12 @@ class Timeout:
         self._state = EXPIRING
         self._timer = None
 
+    # --8<-- [start:exit]
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: object,
     ) -> None:
         """Stop the timer; turn our own cancellation into TimeoutError."""
         if self._timer is not None:
@@ -112,12 +118,13 @@ class Timeout:
             assert self._task is not None, "it expired, so it was entered"
             # Take back our cancel(); if no other request is left, the
             # CancelledError coming out of the block is ours.
-            if self._task.uncancel() <= self._cancelling and isinstance(exc, CancelledError):
+            left = self._task.uncancel()
+            if left <= self._cancelling and isinstance(exc, CancelledError):
                 raise TimeoutError from exc
         elif self._state == ENTERED:
             self._state = EXITED
 
-    # --8<-- [end:enter_exit]
+    # --8<-- [end:exit]
 
 
 def timeout(delay: float | None) -> Timeout:
