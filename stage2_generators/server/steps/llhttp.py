@@ -79,8 +79,8 @@ def ask(port: int, request: bytes) -> accept.Coroutine:
         while data := (yield from get_running_loop().sock_recv(sock, 65536)):
             got += data
     said = re.findall(r"(?s)1.1 (\d+) .*?Connection: ([\w-]+)", got.decode())
-    asked = re.findall(r"^\w+ / HTTP/1.\d", request.decode(), re.M)
-    print(" + ".join(asked), "->", ", ".join(" ".join(x) for x in said))
+    answers = ", ".join(map(" ".join, said))
+    print(f"{request.count(b' HTTP/1.')} asked, {len(said)} answered:", answers)
 
 
 def main() -> accept.Coroutine:
