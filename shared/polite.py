@@ -43,8 +43,20 @@ REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 
 def origin_of(url: str) -> str:
     """Return the ``scheme://host[:port]`` a normalized URL belongs to."""
-    parts = urllib.parse.urlsplit(url)
+    # Every request asks this several times (its host's rules, delay and
+    # slot), so the normal form is read with string methods: in a normalized
+    # http(s) URL the authority runs from '://' to the '/' that starts the path.
+    scheme, separator, rest = url.partition("://")
+    authority = rest.partition("/")[0]
+    if scheme in CRAWLABLE_SCHEMES and separator and _plain_authority(authority):
+        return f"{scheme}://{authority.rpartition('@')[2]}"
+    parts = urllib.parse.urlsplit(url)  # Anything else: the general parser.
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def _plain_authority(authority: str) -> bool:
+    """Tell whether ``authority`` holds nothing that ``urlsplit`` would end or strip it at."""
+    return "?" not in authority and "#" not in authority and authority.isprintable()
 
 
 def is_name_error(error: BaseException | None) -> bool:

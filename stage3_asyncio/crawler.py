@@ -28,13 +28,7 @@ from shared.crawling import CrawlerBase
 from shared.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.stats import failure
-from stage3_asyncio.connections import (
-    STALE_ERRORS,
-    Attempt,
-    CarefulConnector,
-    phase_tracing,
-    pool_tracing,
-)
+from stage3_asyncio.connections import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 
 LOGGER = logging.getLogger("stage3_asyncio")
 NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
@@ -76,7 +70,7 @@ class Crawler(CrawlerBase):
             timeout=timeout,
             headers=headers,
             auto_decompress=False,
-            trace_configs=[pool_tracing(), *phase_tracing(self.recorder)],
+            trace_configs=phase_tracing(self.recorder),
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
             # crawler counts its own tries, so turn that off (aiohttp's own
@@ -244,13 +238,12 @@ class Crawler(CrawlerBase):
         # or normalizing it again ('%7e' stays '%7e', '/a/../b' is not re-resolved).
         target = yarl.URL(url, encoded=True)
         while True:  # Ends: each stale connection is dropped, and the pool is finite.
-            attempt = Attempt()
+            attempt = new_attempt()  # Marked if the connector lends a kept connection.
             try:
                 return await self.session.get(
                     target,
                     allow_redirects=False,
                     headers=self.conditional_headers(url),  # Only in a recrawl.
-                    trace_request_ctx=attempt,
                 )
             except STALE_ERRORS:
                 if not attempt.reused:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import urllib.parse
 
 import pytest
 
@@ -205,6 +206,18 @@ def test_a_redirect_to_nowhere_fetchable_means_no_rules(location: str) -> None:
 def test_origin_is_scheme_host_and_port() -> None:
     assert origin_of("http://h:8080/a/b?q") == "http://h:8080"
     assert origin_of("https://user:pw@h/") == "https://h"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h/", "https://[::1]:8443/a?b#c", "http://u:p@h:81/x", "http://h",
+        "http://h?q=/x", "http://h#/x", "HTTP://H/", "http://h\t/x", "ftp://h/x", "h/x",
+    ],
+)  # fmt: skip
+def test_origin_is_what_the_general_parser_reads(url: str) -> None:
+    parts = urllib.parse.urlsplit(url)
+    assert origin_of(url) == f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 def test_hosts_are_told_apart_by_port_and_scheme() -> None:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import shared.links
 from shared.http import BadResponse, BodyDecoder, ResponseParser, request_target
 from shared.links import extract_links
+from shared.polite import origin_of
 from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, quick_join
 
 # --- Strategies ----------------------------------------------------------------
@@ -131,6 +132,26 @@ def test_normalize_url_raises_only_value_error_and_is_idempotent(url: str) -> No
     except ValueError:
         return
     assert normalize_url(normal) == normal
+
+
+@given(urls)
+@example("http://h\t/x")  # urlsplit drops the tab.
+@example("http://h?q=/x")  # The authority ends at the '?'.
+def test_origin_of_reads_a_url_as_the_general_parser_does(url: str) -> None:
+    for candidate in (url, *normal_forms(url)):
+        try:
+            parts = urllib.parse.urlsplit(candidate)
+        except ValueError:
+            continue  # A broken IPv6 literal: origin_of is given only normal URLs.
+        assert origin_of(candidate) == f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def normal_forms(url: str) -> list[str]:
+    """Return ``url`` in normal form, or nothing when it has none."""
+    try:
+        return [normalize_url(url)]
+    except ValueError:
+        return []
 
 
 def connected_hosts(url: str) -> list[str]:

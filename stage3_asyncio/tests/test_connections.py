@@ -13,7 +13,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import aiohttp
 import pytest
 
-from stage3_asyncio.connections import CarefulConnector, FirstResponseParser, OneResponseHandler
+from stage3_asyncio.connections import (
+    CarefulConnector,
+    FirstResponseParser,
+    OneResponseHandler,
+    new_attempt,
+)
 
 
 def kept_answer(body: bytes) -> bytes:
@@ -69,6 +74,30 @@ def test_a_kept_connection_with_unasked_bytes_is_not_reused() -> None:
 def test_without_the_check_aiohttp_reads_the_unasked_response() -> None:
     # Why CarefulConnector exists; if aiohttp ever checks this itself, this test says so.
     assert asyncio.run(second_answer(aiohttp.TCPConnector)) == b"unasked"
+
+
+async def reuse_marks() -> list[bool]:
+    """GET three times from a server that keeps its connections; return each Attempt's mark."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError):  # The client closed.
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(kept_answer(b"answer"))
+        writer.close()
+
+    marks = []
+    session = aiohttp.ClientSession(connector=CarefulConnector(), timeout=TIMEOUT)
+    async with serving(serve) as url, session:
+        for _ in range(3):
+            attempt = new_attempt()
+            async with session.get(url) as response:
+                await response.read()
+            marks.append(attempt.reused)
+    return marks
+
+
+def test_the_connector_marks_a_request_sent_on_a_kept_connection() -> None:
+    assert asyncio.run(reuse_marks()) == [False, True, True]
 
 
 # --- Bytes right after a complete response ------------------------------------------
