@@ -230,8 +230,9 @@ class Crawler(CrawlerBase):
             with sock:
                 self.recorder.phase(url, "send")
                 headers = self.conditional_headers(url)  # Only in a recrawl.
-                data = build_request(url, self.user_agent, headers)
-                yield from loop.sock_sendall(sock, data)
+                # The request is built in the call, not kept in a local: a local
+                # would hold its bytes while the fetch waits for the answer.
+                yield from loop.sock_sendall(sock, build_request(url, self.user_agent, headers))
                 self.recorder.phase(url, "wait")
                 return (yield from self.read_all(sock, max_size, url))
         finally:
