@@ -307,6 +307,35 @@ def test_report_of_the_servers_scenario() -> None:
     assert "| stage 2's server | 500 | 900 |" in report.servers_table(results)
 
 
+def test_report_of_the_servers_scenario_with_wrk() -> None:
+    def load(rate: float, kept: int | None = None) -> dict:
+        return {"per_second": rate, "failed": 0, "others": 0.5, "kept": kept}
+
+    def idle(held: int) -> dict:
+        return {"connections": 100, "held": held, "kb_per_connection": 3.0,
+                "machine_busy_cores": 1.0}  # fmt: skip
+
+    def runs(new: float, kept: int, wrk: list[float]) -> dict:
+        return {"new": [load(new)] * 2, "keep_alive": [load(new, kept)] * 2,
+                "wrk": [load(rate) for rate in wrk]}  # fmt: skip
+
+    results = {
+        "requests": 10, "keep_alive_requests": 20, "wrk_seconds": 5, "concurrency": 5,
+        "runs": {"aiohttp": runs(1000, 20, [2000, 1000]), "generators": runs(800, 0, [1000, 900]),
+                 "llhttp": runs(1500, 20, [4000, 3000])},
+        "idle": {"aiohttp": idle(100), "generators": idle(100)},
+    }  # fmt: skip
+    rows = {target: measured for target, measured, _ in report.servers_targets(results)}
+    assert rows["stage 2's server ≥ 0.8× aiohttp.web's requests/s, keep-alive (wrk)"] == "0.70×"
+    assert rows["step 6 (llhttp) ≥ 0.8× aiohttp.web's requests/s, keep-alive (wrk)"] == "2.50×"
+    table = report.servers_table(results)
+    assert "| stage 2's server | 800 | 800 | 0 of 20 | 950 | 0.70× |" in table
+    assert (
+        "| step 6 (llhttp) | 1,500 | 1,500 | 20 of 20 | 3,500 | 2.50× | 0.50 | – | – | – |" in table
+    )
+    assert "| 第 6 步（llhttp） | 1,500 | 1,500 | 20 / 20 |" in report.servers_table(results, "zh")
+
+
 # --- The summary in Chinese -----------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from shared.bench.texts import (
     MEMORY,
     PARSERS,
     SERVERS,
+    SERVERS_KEEP_ALIVE,
     THROUGHPUT,
     TRACING,
     say,
@@ -160,16 +161,25 @@ def memory_targets(m: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def servers_targets(s: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Return (target, measured, verdict) rows for the servers scenario."""
-    new = [[{"x": r["per_second"]} for r in s["runs"][name]["new"] if r["per_second"]]
-           for name in ("generators", "aiohttp")]  # fmt: skip
-    ratio = paired_ratio(new[0], new[1], "x")
-    idle = s["idle"]["generators"]
-    return [
+
+    def ratio(name: str, kind: str) -> float | None:
+        ours, theirs = ([{"x": r["per_second"]} for r in s["runs"][n].get(kind, [])
+                         if r["per_second"]] for n in (name, "aiohttp"))  # fmt: skip
+        return paired_ratio(ours, theirs, "x")
+
+    new, idle = ratio("generators", "new"), s["idle"]["generators"]
+    rows = [
         ("stage 2's server ≥ 0.5× aiohttp.web's requests/s, new connections",
-         fmt(ratio, 2, "×"), verdict(ratio, 0.5)),
-        (f"stage 2's server holds {idle['connections']:,} idle connections",
-         f"{idle['held']:,} held", verdict(idle["held"], idle["connections"])),
+         fmt(new, 2, "×"), verdict(new, 0.5)),
     ]  # fmt: skip
+    if "wrk" in s["runs"]["generators"]:
+        for name, server in SERVER_NAMES[1:]:
+            kept = ratio(name, "wrk") if name in s["runs"] else None
+            rows.append((f"{server} ≥ 0.8× aiohttp.web's requests/s, keep-alive (wrk)",
+                         fmt(kept, 2, "×"), verdict(kept, 0.8)))  # fmt: skip
+    rows.append((f"stage 2's server holds {idle['connections']:,} idle connections",
+                 f"{idle['held']:,} held", verdict(idle["held"], idle["connections"])))  # fmt: skip
+    return rows
 
 
 # --- Tables -------------------------------------------------------------------------
@@ -290,8 +300,48 @@ def memory_table(m: dict[str, Any], lang: str = "en") -> str:
 
 def servers_table(s: dict[str, Any], lang: str = "en") -> str:
     """Return the servers scenario's table: rates, CPU, load and idle memory."""
+    if "wrk" not in s["runs"]["generators"]:  # A run from before wrk was measured.
+        return servers_table_ab_only(s, lang)
     rows = []
-    for name, server in (("aiohttp", "aiohttp.web"), ("generators", "stage 2's server")):
+    aiohttp_wrk = [{"x": r["per_second"]} for r in s["runs"]["aiohttp"]["wrk"] if r["per_second"]]
+    for name, server in SERVER_NAMES:
+        if name not in s["runs"]:
+            continue
+        runs, idle = s["runs"][name], s["idle"].get(name)
+        wrk = [{"x": r["per_second"]} for r in runs["wrk"] if r["per_second"]]
+        kept = med([r["kept"] for r in runs["keep_alive"]])
+        rows.append([
+            say(server, lang),
+            fmt(med([r["per_second"] for r in runs["new"]])),
+            fmt(med([r["per_second"] for r in runs["keep_alive"]])),
+            say("{held:,} of {connections:,}", lang).format(
+                held=round(kept or 0), connections=s["keep_alive_requests"]),
+            fmt(med([r["per_second"] for r in runs["wrk"]])),
+            fmt(paired_ratio(wrk, aiohttp_wrk, "x"), 2, "×"),
+            fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"] + runs["wrk"]]), 2),
+            fmt(idle["kb_per_connection"], 1) if idle else "–",
+            say("{held:,} of {connections:,}", lang).format(**idle) if idle else "–",
+            fmt(idle["machine_busy_cores"], 2) if idle else "–",
+        ])  # fmt: skip
+    header = ["server", "requests/s, new connections (ab)",
+              "requests/s, ab -k (HTTP/1.0 keep-alive)", "ab -k requests on a kept connection",
+              "requests/s, wrk (HTTP/1.1 keep-alive)", "wrk ÷ aiohttp.web's",
+              "other processes' CPU during ab and wrk (cores)", "kB per idle connection",
+              "idle connections held", "machine busy while held (cores)"]  # fmt: skip
+    return table([say(h, lang) for h in header], rows)
+
+
+SERVER_NAMES = (
+    ("aiohttp", "aiohttp.web"),
+    ("generators", "stage 2's server"),
+    ("llhttp", "step 6 (llhttp)"),
+)
+
+
+def servers_table_ab_only(s: dict[str, Any], lang: str = "en") -> str:
+    """Return the table of a servers run measured with ``ab`` alone."""
+    rows = []
+    for name, server in SERVER_NAMES[:2]:
         runs, idle = s["runs"][name], s["idle"][name]
         rows.append([
             say(server, lang),
@@ -432,7 +482,8 @@ def summary(results: dict[str, Any], chart_names: list[str], lang: str = "en") -
     if "servers" in results and "error" not in results["servers"]:
         v = results["servers"]
         parts += [heading("Stage 2's HTTP server beside aiohttp.web", lang), "",
-                  say(SERVERS, lang).format(**v), "", servers_table(v, lang), ""]  # fmt: skip
+                  say(SERVERS_KEEP_ALIVE if "wrk_seconds" in v else SERVERS, lang).format(**v),
+                  "", servers_table(v, lang), ""]  # fmt: skip
     if "tracing" in results:
         r = results["tracing"]
         text = say(TRACING, lang).format(noop_ns=r["noop_call_s"] * 1e9, **r)

@@ -44,7 +44,8 @@ class Config:
     ceiling_requests: int = 20_000
     seeds: int = 5  # Link orders simulated for the ideal.
     server_requests: int = 10_000  # ab requests on new connections, per server and run.
-    server_keep_alive_requests: int = 20_000
+    server_keep_alive_requests: int = 20_000  # ab -k: HTTP/1.0 keep-alive.
+    server_wrk_seconds: int = 5  # wrk: HTTP/1.1 keep-alive, for a fixed time.
     server_concurrency: int = 50
     idle_connections: int = 10_000
     tracing_pages: int = 2_000  # The site crawled with and without a trace.
@@ -54,7 +55,8 @@ FULL = Config()
 QUICK = Config(
     runs=1, throughput_pages=1_000, concurrency_pages=500, concurrency_tasks=(50, 500),
     memory_sizes=(1_000,), ceiling_requests=5_000, server_requests=2_000,
-    server_keep_alive_requests=4_000, idle_connections=1_000, tracing_pages=500,
+    server_keep_alive_requests=4_000, server_wrk_seconds=3, idle_connections=1_000,
+    tracing_pages=500,
 )  # fmt: skip
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import resource
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
 
 from aiohttp import web
 
@@ -104,12 +106,25 @@ async def serve(pages: int, latency: float, cache: bool, host: str = "127.0.0.1"
     await runner.cleanup()
 
 
-def serve_generators(pages: int, latency: float, idle_timeout: float) -> None:
-    """Serve the site with stage 2's HTTP server (in a thread) until standard input closes."""
-    from stage2_generators.server.http_server import Limits, SiteServerThread
+def serve_generators(pages: int, latency: float, idle_timeout: float, step: bool) -> None:
+    """Serve the site with stage 2's HTTP server (in a thread) until standard input closes.
+
+    ``step``: with the server chapter's step 6 instead (llhttp parses, no limits).
+    """
+    from stage2_generators.server.http_server import Limits, SiteServerThread, site_handler
+    from stage2_generators.server.steps import llhttp
+
+    def step_handler(site: Site, limits: Limits) -> Any:
+        def client_connected(reader: Any, writer: Any) -> Generator[Any, Any, None]:
+            with contextlib.suppress(ConnectionError):  # wrk resets at the end.
+                yield from llhttp.handle(site, writer.get_extra_info("socket"))
+
+        return client_connected
 
     site = add_bench_routes(Site(pages, latency))
-    with SiteServerThread(site, limits=Limits(idle_timeout=idle_timeout)) as server:
+    limits = Limits(idle_timeout=idle_timeout)
+    handler = step_handler if step else site_handler
+    with SiteServerThread(site, limits=limits, handler=handler) as server:
         print("PORT", server.port, flush=True)
         sys.stdin.read()  # Until the parent closes it.
 
@@ -121,16 +136,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--uvloop", action="store_true", help="serve on uvloop")
     parser.add_argument("--cache", action="store_true", help="answer repeated URLs from memory")
     parser.add_argument(
-        "--server", choices=["aiohttp", "generators"], default="aiohttp",
-        help="aiohttp.web, or stage 2's HTTP server (no --cache, no --uvloop)",
+        "--server", choices=["aiohttp", "generators", "llhttp"], default="aiohttp",
+        help="aiohttp.web, stage 2's HTTP server, or its chapter's step 6 on llhttp "
+        "(no --cache, no --uvloop for the last two)",
     )  # fmt: skip
     parser.add_argument("--idle-timeout", type=float, default=60.0,
                         help="seconds stage 2's server keeps a silent connection")  # fmt: skip
     args = parser.parse_args(argv)
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # For 10 000 idle connections.
-    if args.server == "generators":
-        serve_generators(args.pages, args.latency_ms / 1000, args.idle_timeout)
+    if args.server in ("generators", "llhttp"):
+        serve_generators(
+            args.pages, args.latency_ms / 1000, args.idle_timeout, args.server == "llhttp"
+        )
         return
     if args.uvloop:
         import uvloop

@@ -4,9 +4,12 @@ Both serve the same test site (``shared.site.Site``) from a process of
 their own, without the benchmark's response cache, so every request builds
 its page.  Two figures:
 
-* requests per second measured by ``ab`` on one content page, with a new
-  connection per request and with keep-alive, the servers taking turns run
-  after run (median of the runs);
+* requests per second on one content page, the servers taking turns run
+  after run (median of the runs): ``ab`` with a new connection per request;
+  ``ab -k``, whose keep-alive is HTTP/1.0's (``Connection: keep-alive``),
+  which a server may refuse: ab's count of the requests that did go on a
+  kept connection is noted beside; and ``wrk``, which speaks HTTP/1.1,
+  where keeping the connection is the default, for a fixed time;
 * memory per idle connection: the server's RSS before and after
   ``idle_connections`` clients have each connected, made one keep-alive
   request and gone quiet; then every client asks once more, which counts the
@@ -30,6 +33,9 @@ from shared.bench.procs import Server, busy_seconds, timed_run
 from shared.bench.run_one import proc_status
 
 SERVERS = ("aiohttp", "generators")
+# The server chapter's step 6 (llhttp parses, no timer and no limits): measured
+# beside the finished server, for what the parser alone costs; not idle memory.
+RATE_SERVERS = (*SERVERS, "llhttp")
 PAGE = "/pages/1/"
 Log = Any  # Callable[[str], None]
 
@@ -46,31 +52,54 @@ def ab_rate(server: Server, requests: int, concurrency: int, keep_alive: bool) -
     done = timed_run(command, 600, server=server)
     rate = re.search(r"Requests per second:\s+([\d.]+)", done["stdout"])
     failed = re.search(r"Failed requests:\s+(\d+)", done["stdout"])
+    kept = re.search(r"Keep-Alive requests:\s+(\d+)", done["stdout"])  # Only with -k.
     return {
         "per_second": float(rate.group(1)) if rate else None,
         "failed": int(failed.group(1)) if failed else None,
+        "kept": int(kept.group(1)) if kept else None,
         "server_cpu": done["server_cpu"], "ab_cpu": done["cpu"], "others": done["others"],
         "wall": done["wall"], "error": None if rate else done["stderr"][-400:],
     }  # fmt: skip
 
 
-def rates(requests: int, keep_alive_requests: int, concurrency: int, runs: int,
-          log: Log) -> dict[str, Any]:  # fmt: skip
-    """Measure both servers with ``ab``, taking turns, ``runs`` times."""
+def wrk_rate(server: Server, seconds: int, connections: int) -> dict[str, Any]:
+    """Run ``wrk`` (HTTP/1.1 keep-alive) against ``server``; return requests/s and more."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", server.root + PAGE.lstrip("/")]
+    done = timed_run(command, seconds + 60, server=server)
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", done["stdout"])
+    total = re.search(r"(\d+) requests in", done["stdout"])
+    errors = re.search(r"Socket errors: (.*)", done["stdout"])
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", done["stdout"])
+    return {
+        "per_second": float(rate.group(1)) if rate else None,
+        "requests": int(total.group(1)) if total else None,
+        "socket_errors": errors.group(1) if errors else None,
+        "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
+        "server_cpu": done["server_cpu"], "others": done["others"], "wall": done["wall"],
+        "error": None if rate else done["stderr"][-400:],
+    }  # fmt: skip
+
+
+def rates(config: Any, log: Log) -> dict[str, Any]:
+    """Measure every server with ``ab`` and ``wrk``, taking turns, ``config.runs`` times."""
+    requests, concurrency = config.server_requests, config.server_concurrency
     figures: dict[str, dict[str, list[dict[str, Any]]]] = {
-        s: {"new": [], "keep_alive": []} for s in SERVERS
+        s: {"new": [], "keep_alive": [], "wrk": []} for s in RATE_SERVERS
     }
-    for run in range(runs):
-        order = SERVERS if run % 2 == 0 else SERVERS[::-1]
+    for run in range(config.runs):
+        order = RATE_SERVERS if run % 2 == 0 else RATE_SERVERS[::-1]
         for name in order:
             with start(name) as server:
                 ab_rate(server, min(requests, 1000), concurrency, False)  # Warm-up.
                 new = ab_rate(server, requests, concurrency, False)
-                kept = ab_rate(server, keep_alive_requests, concurrency, True)
+                kept = ab_rate(server, config.server_keep_alive_requests, concurrency, True)
+                wrk = wrk_rate(server, config.server_wrk_seconds, concurrency)
             figures[name]["new"].append(new)
             figures[name]["keep_alive"].append(kept)
-            log(f"servers run {run + 1}/{runs} {name}: new {new['per_second']}/s, "
-                f"keep-alive {kept['per_second']}/s, others {new['others']:.2f} cores")  # fmt: skip
+            figures[name]["wrk"].append(wrk)
+            log(f"servers run {run + 1}/{config.runs} {name}: new {new['per_second']}/s, "
+                f"ab -k {kept['per_second']}/s ({kept['kept']} kept), "
+                f"wrk {wrk['per_second']}/s, others {new['others']:.2f} cores")  # fmt: skip
     return figures
 
 
@@ -122,14 +151,14 @@ def answers_again(client: http.client.HTTPConnection) -> bool:
 
 def measure(config: Any, log: Log) -> dict[str, Any]:
     """Run the scenario with the sizes of ``config`` and return its figures."""
-    if not others.have("ab"):
-        return {"error": "ab is not installed (apt-get install apache2-utils)"}
-    figures = rates(config.server_requests, config.server_keep_alive_requests,
-                    config.server_concurrency, config.runs, log)  # fmt: skip
+    if not others.have("ab") or not others.have("wrk"):
+        return {"error": "ab or wrk is not installed (apt-get install apache2-utils wrk)"}
+    figures = rates(config, log)
     idle = {name: idle_memory(name, config.idle_connections, log) for name in SERVERS}
     return {
         "requests": config.server_requests,
         "keep_alive_requests": config.server_keep_alive_requests,
+        "wrk_seconds": config.server_wrk_seconds,
         "concurrency": config.server_concurrency,
         "runs": figures,
         "idle": idle,

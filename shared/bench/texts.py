@@ -45,6 +45,21 @@ SERVERS = (
     "them open − RSS before) / connections; held = how many then answered a second request "
     "on the same connection."
 )
+SERVERS_KEEP_ALIVE = (
+    "Both serve the test site from a process of their own, without a response cache, and so "
+    "does step 6 of the server chapter (the same site with llhttp as the parser, without the "
+    "finished server's timer and limits). Each is loaded with one content page, {concurrency} "
+    "connections at a time; the servers take turns, median of the runs. `ab` sends "
+    "{requests:,} requests with a new connection each, then `ab -k` {keep_alive_requests:,}: "
+    "its keep-alive is HTTP/1.0's (`Connection: keep-alive`), which a server may refuse by "
+    "closing the connection after each answer, so ab's own count of the requests that went "
+    "on a kept connection is shown beside. `wrk` speaks HTTP/1.1, where a connection stays "
+    "open unless a side says otherwise, and runs {wrk_seconds} s. `ab` and `wrk` need most of "
+    "a core themselves, and the machine is shared, so the other processes' CPU is shown "
+    "beside. Idle connections: each client connects, asks for the page once and goes quiet; "
+    "kB per idle connection = (server RSS with all of them open − RSS before) / connections; "
+    "held = how many then answered a second request on the same connection."
+)
 PARSERS = (
     "Cost of finding the links of one page of the test site ({pages} pages, "
     "{bytes_per_page:,.0f} bytes on average), best of five."
@@ -128,6 +143,19 @@ ZH = {
         "连接都打开时服务器的 RSS − 之前的 RSS）/ 连接数；保持住的连接，是之后还能在同一连接上"
         "应答第二个请求的连接。"
     ),
+    SERVERS_KEEP_ALIVE: (
+        "两个服务器都在各自的进程里提供测试站点，不缓存响应；服务器一章的第 6 步也一样（同一个"
+        "站点，改用 llhttp 解析请求，但没有完整服务器的计时器和各项限制）。每个服务器都反复被请"
+        "求同一个内容页面，同时 {concurrency} 个连接；几个服务器轮流测，取各次运行的中位数。`ab"
+        "` 先发 {requests:,} 个请求，每个都新建连接；再用 `ab -k` 发 {keep_alive_requests:,} 个"
+        "：它的保持连接是 HTTP/1.0 的那一套（`Connection: keep-alive`），服务器可以不答应，每次"
+        "应答之后就关掉连接，所以旁边列出了 ab 自己统计的、真正走在保持住的连接上的请求数。`wrk"
+        "` 说的是 HTTP/1.1，连接默认保持，除非某一方说要关；它跑 {wrk_seconds} 秒。`ab` 和 `wrk"
+        "` 自己就要占去大半个核心，机器又是共用的，所以旁边列出了其他进程占用的 CPU。空闲连接："
+        "每个客户端连上后请求一次页面，然后就不再作声；每个空闲连接 kB =（所有连接都打开时服务"
+        "器的 RSS − 之前的 RSS）/ 连接数；保持住的连接，是之后还能在同一连接上应答第二个请求的"
+        "连接。"
+    ),
     PARSERS: (
         "在测试站点的一个页面上找出全部链接的开销（共 {pages} 个页面，平均每页 "
         "{bytes_per_page:,.0f} 字节），取五次中最好的一次。"
@@ -174,6 +202,13 @@ ZH = {
     "idle connections held": "保持住的空闲连接",
     "machine busy while held (cores)": "保持期间机器的繁忙程度（核）",
     "{held:,} of {connections:,}": "{held:,} / {connections:,}",
+    "step 6 (llhttp)": "第 6 步（llhttp）",
+    "requests/s, new connections (ab)": "请求/秒，新建连接（ab）",
+    "requests/s, ab -k (HTTP/1.0 keep-alive)": "请求/秒，ab -k（HTTP/1.0 保持连接）",
+    "ab -k requests on a kept connection": "ab -k 走在保持住的连接上的请求",
+    "requests/s, wrk (HTTP/1.1 keep-alive)": "请求/秒，wrk（HTTP/1.1 保持连接）",
+    "wrk ÷ aiohttp.web's": "wrk 为 aiohttp.web 的几倍",
+    "other processes' CPU during ab and wrk (cores)": "ab 和 wrk 运行时其他进程的 CPU（核）",
     # Parser table.
     "parser": "解析器",
     "reading the page (µs)": "读取页面（微秒）",

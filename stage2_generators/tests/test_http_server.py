@@ -118,6 +118,15 @@ def test_http_10_client_gets_its_answer_then_the_connection_closes(served) -> No
         assert sock.recv(10) == b""
 
 
+def test_http_10_keep_alive_is_refused_the_connection_closes_all_the_same(served) -> None:
+    """h11 keeps HTTP/1.1 connections only: ``ab -k``, an HTTP/1.0 client, gets none kept."""
+    with connect(served) as sock:
+        sock.sendall(b"GET /pages/1/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        status, headers, _ = read_answers(sock, ["GET"])[0]
+        assert (status, headers["connection"]) == (200, "close")
+        assert sock.recv(10) == b""
+
+
 def test_connection_close_is_honoured(served) -> None:
     with connect(served) as sock:
         sock.sendall(get("/", extra="Connection: close\r\n"))

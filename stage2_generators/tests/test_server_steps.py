@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS = ["accept", "buffered", "drain", "idle", "lock"]  # In the chapter's order.
+STEPS = ["accept", "buffered", "drain", "idle", "lock", "llhttp"]  # In the chapter's order.
 MAX_LINES = 100
 
 
@@ -89,6 +89,14 @@ def test_lock_fixes_the_lost_updates() -> None:
     assert run_step("lock") == [
         "without a lock: 10 visits, counted 1; numbers given: [1]",
         "with a lock: 10 visits, counted 10; numbers given: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]",
+    ]
+
+
+def test_llhttp_keeps_what_asks_to_be_kept_and_refuses_an_unknown_method() -> None:
+    assert run_step("llhttp") == [
+        # The fourth request comes after "close": it is never read, never answered.
+        "4 asked, 3 answered: 200 keep-alive, 200 keep-alive, 200 close",
+        "1 asked, 1 answered: 400 close",
     ]
 
 
@@ -175,12 +183,21 @@ def counted(port: int) -> None:
             assert read_all(sock, 100) == f"visitor {number}\n".encode()
 
 
+def http_kept(port: int) -> None:
+    with talk(port, b"GET /pages/1/ HTTP/1.1\r\nHost: a\r\n\r\n") as sock:
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 ") and b"Connection: keep-alive" in first
+        sock.sendall(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        assert read_all(sock, 2**20).startswith(b"HTTP/1.1 200 ")  # Then the end.
+
+
 SESSIONS: dict[str, Callable[[int], None]] = {
     "accept": shouted,
     "buffered": big_answer,
     "drain": big_answer,
     "idle": hung_up,
     "lock": counted,
+    "llhttp": http_kept,
 }
 
 
