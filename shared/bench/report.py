@@ -101,16 +101,21 @@ def verdict(value: float | None, target: float, at_least: bool = True) -> str:
 def throughput_targets(t: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Return (target, measured, verdict) rows for scenario 1."""
     runs, rows = t["runs"], []
-    for stage, goal in (("stage1", 1.4), ("stage2", 1.4), ("stage3", 1.25)):
+    for stage in STAGES:
         ratio = paired_ratio(runs.get(stage, []), runs.get("threads", []), "pages_per_s")
-        rows.append(
-            (f"{LABELS[stage]} ≥ {goal}× threads", fmt(ratio, 2, "×"), verdict(ratio, goal))
-        )
+        rows.append((f"{LABELS[stage]} ≥ 1.4× threads", fmt(ratio, 2, "×"), verdict(ratio, 1.4)))
     ratio = paired_ratio(runs.get("stage3", []), runs.get("scrapy", []), "pages_per_s")
     rows.append(("stage 3 ≥ 12× Scrapy", fmt(ratio, 2, "×"), verdict(ratio, 12)))
     for stage in STAGES:
         ratio = paired_ratio(runs.get(stage, []), runs.get("wget", []), "pages_per_s")
-        rows.append((f"{LABELS[stage]} ≥ 1.3× wget -r", fmt(ratio, 2, "×"), verdict(ratio, 1.3)))
+        rows.append((f"{LABELS[stage]} ≥ 2.5× wget -r", fmt(ratio, 2, "×"), verdict(ratio, 2.5)))
+    # CPU per request, as the issue that set them measured it on a quiet machine;
+    # a slower machine misses them with the ratios above still met.
+    for stage, goal in (("stage1", 120), ("stage2", 160), ("stage3", 130)):
+        ok = [r for r in runs.get(stage, []) if r.get("requests")]
+        cpu = med([r["crawler_cpu"] / r["requests"] * 1e6 for r in ok])
+        rows.append((f"{LABELS[stage]} ≤ {goal} µs of crawler CPU per request",
+                     fmt(cpu, 0, " µs"), verdict(cpu, goal, at_least=False)))  # fmt: skip
     stage2 = [{"x": r["pages_per_s"]} for r in runs.get("stage2", []) if "pages_per_s" in r]
     ceiling = [{"x": c["new_connections"]} for c in t["ceilings"] if c.get("new_connections")]
     ratio = paired_ratio(stage2, ceiling, "x")
@@ -141,7 +146,7 @@ def concurrency_targets(c: dict[str, Any]) -> list[tuple[str, str, str]]:
 def memory_targets(m: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Return (target, measured, verdict) rows for scenarios 3 and 4."""
     rows, runs = [], m["runs"]
-    for stage, goal in (("stage1", 0.2), ("stage2", 0.2), ("stage3", 0.75)):
+    for stage, goal in (("stage1", 0.2), ("stage2", 0.2), ("stage3", 0.67)):
         if stage not in runs:
             continue
         for n in m["sizes"]:
