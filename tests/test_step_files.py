@@ -29,7 +29,7 @@ from tests.test_steps import STEPS as CLIENT_STEPS
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_PARTY = {"shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio"}
 SERVER = [f"stage2_generators.server.steps.{name}" for name in SERVER_STEPS]
-PIP_NAMES = {"ada_url": "ada-url", "w3lib": "w3lib", "aiohttp": "aiohttp"}
+PIP_NAMES = {"ada_url": "ada-url", "w3lib": "w3lib", "aiohttp": "aiohttp", "httptools": "httptools"}
 OPTIONAL = {"selectolax"}  # The faster link parser, used when installed.
 ROW = re.compile(r"^\| `(?P<step>[^`]+)` \| (?P<files>.*) \| (?P<packages>[^|]*) \|$")
 
