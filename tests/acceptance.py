@@ -762,3 +762,32 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         for url in crawler.seen_urls:
             assert re.search(f"^{re.escape(url)} ", text, re.M), url
         assert "Todo: 0" in text and "Done: 4" in text
+
+
+class TaskGroupTests:
+    """For the stages whose workers run in a task group (2 and 3), with ``stage`` set."""
+
+    stage: types.ModuleType
+
+    def test_a_worker_that_dies_of_a_bug_ends_the_crawl_with_its_error(
+        self, pages: PageServer
+    ) -> None:
+        # Before the task group, the dead worker's error was gathered and
+        # dropped, and the crawl went on with one worker fewer (or hung in
+        # join() once none was left).
+        stage_crawler: Any = self.stage.Crawler
+
+        class DyingWorkerCrawler(stage_crawler):
+            """A crawler whose bug is in recording a bug: the worker itself dies."""
+
+            def parse_links(self, url: str, response: Any) -> Any:
+                raise ZeroDivisionError("a bug in the link parser")
+
+            def record_crash(self, url: str, error: Exception) -> None:
+                raise RuntimeError("a bug in record_crash")
+
+        root = pages.add_page("/", ["/a"])
+        crawler = DyingWorkerCrawler([root], max_tasks=2)
+        with pytest.raises(ExceptionGroup) as raised:
+            run_with_deadline(lambda: self.stage.run(crawler))
+        assert raised.group_contains(RuntimeError, match="a bug in record_crash")

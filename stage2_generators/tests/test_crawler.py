@@ -26,7 +26,7 @@ import stage2_generators
 from stage2_generators.crawler import Crawler, run
 from stage2_generators.futures import Future
 from stage2_generators.tasks import Task
-from tests.acceptance import open_fds, run_with_deadline, wait_for_fds
+from tests.acceptance import TaskGroupTests, open_fds, run_with_deadline, wait_for_fds
 from tests.servers import PageServer
 from tests.tls import client_tls, server_tls
 
@@ -122,26 +122,8 @@ def test_a_bug_on_one_url_neither_hangs_nor_loses_it(pages: PageServer) -> None:
     assert stats[root + "good"].status == 200
 
 
-class DyingWorkerCrawler(Crawler):
-    """A crawler whose bug is in recording a bug: the worker itself dies."""
-
-    def parse_links(self, url, response):
-        raise ZeroDivisionError("a bug in the link parser")
-
-    def record_crash(self, url, error):
-        raise RuntimeError("a bug in record_crash")
-
-
-def test_a_worker_that_dies_of_a_bug_ends_the_crawl_with_its_error(
-    pages: PageServer,
-) -> None:
-    # Before the task group, the dead worker's error was gathered and
-    # dropped, and the crawl went on with one worker fewer (or hung in
-    # join() once none was left).
-    root = pages.add_page("/", ["/a"])
-    with pytest.raises(ExceptionGroup) as raised:
-        run_with_deadline(lambda: run(DyingWorkerCrawler([root], max_tasks=2)))
-    assert raised.group_contains(RuntimeError, match="a bug in record_crash")
+class TestTaskGroup(TaskGroupTests):
+    stage = stage2_generators
 
 
 class InterruptedCrawler(Crawler):
