@@ -687,9 +687,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         why = ": a URL whose handling raised stopped a worker, or join() waits for it"
         run_with_deadline(lambda: self.stage.run(crawler), TIMEOUT_SLACK, why)
         stats = by_url(crawler)
-        assert set(stats) == crawler.seen_urls == {root} | {pages.url + p for p in "abc"} | {
-            pages.url + "bug"
-        }, "a URL was lost"
+        assert (
+            set(stats)
+            == crawler.seen_urls
+            == {root} | {pages.url + p for p in "abc"} | {pages.url + "bug"}
+        ), "a URL was lost"
         bug = stats[pages.url + "bug"]
         assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError)
         assert len(crawler.done) == 5, "a URL was recorded twice"

@@ -143,7 +143,9 @@ class Grader:
         return self.grades.setdefault(label, Grade(label))
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         """Leave out the levels over --level; put a graded crawler's tests in level order."""
         if config.getoption("level"):
             kept = [item for item in items if self.number(item) <= self.top]

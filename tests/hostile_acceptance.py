@@ -61,8 +61,8 @@ from aiohttp import web
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawling import BadRedirect
 from shared.stats import RobotsDisallowed
-from tests.grading import level
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.hostile import HostileServer
 from tests.servers import PageServer
 

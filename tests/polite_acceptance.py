@@ -38,8 +38,8 @@ from shared.polite import is_name_error
 from shared.server import ServerThread
 from shared.site import COUNTERS, expected_results, make_app
 from shared.stats import CrawlLimitReached, RobotsDisallowed, Skipped
-from tests.grading import level
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.servers import DEADLINE, PageServer
 
 ROBOTS = """User-agent: *

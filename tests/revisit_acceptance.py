@@ -46,8 +46,8 @@ from shared.server import SITE, ServerThread, make_app
 from shared.site import changed_urls, expected_results
 from shared.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from shared.stats import ResponseTooLarge, RobotsDisallowed
-from tests.grading import level
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.polite_acceptance import check_each_url_once, fetched, skipped
 from tests.servers import DEADLINE, PageServer
 

@@ -7,7 +7,9 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 2
-HINT = "test_url_allowed_strict: rule docs/contract.md#urls; read docs/callbacks.md#crawling-the-site"
+HINT = (
+    "test_url_allowed_strict: rule docs/contract.md#urls; read docs/callbacks.md#crawling-the-site"
+)
 
 
 def host_of(url: str) -> str:

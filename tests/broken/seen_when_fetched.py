@@ -6,7 +6,10 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 2
-HINT = "test_many_roots: rule docs/contract.md#the-whole-crawl; read docs/callbacks.md#crawling-the-site"
+HINT = (
+    "test_many_roots: rule docs/contract.md#the-whole-crawl;"
+    " read docs/callbacks.md#crawling-the-site"
+)
 
 
 class SeenWhenFetchedCrawler(stage2_generators.Crawler):
