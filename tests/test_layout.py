@@ -90,6 +90,9 @@ MAY_IMPORT_STAGES = [
     REPO / "shared" / "cli.py",
     REPO / "shared" / "frontier_cli.py",
     REPO / "shared" / "bench",
+    # What crawl-new copies into a reader's package, which sits above the
+    # stages: a skeleton may run on a stage's loop.
+    REPO / "shared" / "skeletons",
 ]
 
 

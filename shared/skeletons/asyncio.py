@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,52 +26,69 @@ import aiohttp
 from shared.crawling import CrawlerBase
 from shared.http import Response
 
-LOGGER = logging.getLogger(__name__.partition(".")[0])  # Named after the package.
+LOGGER = logging.getLogger(__name__.partition(".")[0])  # The package's name.
 
 
+# --8<-- [start:skeleton]
 class Crawler(CrawlerBase):
-    """Crawl the web from ``roots`` with a queue and ``max_tasks`` worker tasks."""
+    """Crawl from ``roots`` with a queue and ``max_tasks`` worker tasks."""
 
     logger = LOGGER
 
     def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
-        self.session: aiohttp.ClientSession | None = None  # Opened by crawl().
+        self.session: aiohttp.ClientSession | None = None  # Set in crawl().
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
-        """Mark ``url`` seen and queue it with its redirect budget (default: max_redirect)."""
-        raise NotImplementedError("add_url: see docs/asyncio.md#the-queue-and-the-workers")
+        """Mark ``url`` seen; queue it with its redirect budget."""
+        raise NotImplementedError(
+            "add_url: see docs/asyncio.md#the-queue-and-the-workers",
+        )
 
     async def crawl(self) -> None:
-        """Open the session, start the workers, queue the roots, wait until the queue is done."""
-        raise NotImplementedError("crawl: see docs/asyncio.md#the-queue-and-the-workers")
+        """Open a session, start the workers, queue the roots, join."""
+        raise NotImplementedError(
+            "crawl: see docs/asyncio.md#the-queue-and-the-workers",
+        )
 
     async def work(self) -> None:
         """Take URLs from the queue and fetch each, until cancelled."""
-        raise NotImplementedError("work: see docs/asyncio.md#the-queue-and-the-workers")
+        raise NotImplementedError(
+            "work: see docs/asyncio.md#the-queue-and-the-workers",
+        )
 
     async def fetch(self, url: str, max_redirect: int) -> None:
-        """Fetch ``url``, trying again after a network failure; record what came of it.
+        """Fetch ``url``, again after a network failure; record it.
 
         ``self.handle_response(url, max_redirect, response)`` records an
-        answer and queues its links; ``shared.stats.failure(url, error)`` is
-        the record of a URL that failed.
+        answer and queues its links; ``shared.stats.failure(url, error)``
+        is the record of a URL that failed.
         """
-        raise NotImplementedError("fetch: see docs/asyncio.md#fetching-with-retries")
+        raise NotImplementedError(
+            "fetch: see docs/asyncio.md#fetching-with-retries",
+        )
 
     async def request(self, url: str) -> Response:
         """GET ``url`` once, without following redirects.
 
         Returns ``shared.http.Response(status, headers, body, truncated)``,
-        with the header names in lower case.
+        header names in lower case.  ``self.recorder.begin(url)``, then
+        ``.phase(url, "read")`` and ``.end(url)`` trace it (trace=FILE).
         """
         raise NotImplementedError("request: see docs/asyncio.md#one-request")
 
 
+# --8<-- [end:skeleton]
+
+
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new asyncio event loop."""
-    asyncio.run(crawler.crawl())
+    try:
+        asyncio.run(crawler.crawl())
+    finally:
+        crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()  # With trace=FILE, the record of the crawl.
     return crawler
 
 

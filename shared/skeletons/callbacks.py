@@ -17,6 +17,7 @@ it.  What every stage shares is already here, from ``CrawlerBase``
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -71,12 +72,14 @@ class Crawler(CrawlerBase):
 
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new event loop of stage 1."""
-    crawler.loop = loop = EventLoop()
+    crawler.loop = loop = EventLoop(crawler.recorder)
     try:
         loop.call_soon(crawler.crawl)
         loop.run()
     finally:
         loop.close()
+        crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()  # With trace=FILE, the record of the crawl.
     return crawler
 
 

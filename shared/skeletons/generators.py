@@ -17,6 +17,7 @@ them.  What every stage shares is already here, from ``CrawlerBase``
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Generator, Iterable
 from typing import Any
 
@@ -71,7 +72,11 @@ class Crawler(CrawlerBase):
 
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new event loop of stage 2."""
-    event_loop.run(crawler.crawl())
+    try:
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder)
+    finally:
+        crawler.t1 = crawler.t1 or time.time()
+        crawler.save_trace()  # With trace=FILE, the record of the crawl.
     return crawler
 
 
