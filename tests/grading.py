@@ -20,6 +20,8 @@ The three stages' own runs are left as they were.
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import textwrap
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -216,9 +218,13 @@ class Grader:
             return [f"level {self.top} of {TOP}: passed {passed}"]
         lines = [f"level {self.top} of {TOP}: passed {failed_at - 1}, failed at {failed_at}"]
         lines.append(f"level {failed_at} is {LEVELS[failed_at - 1].title}; what failed:")
+        width = shutil.get_terminal_size().columns  # Lines wrap there, not mid-word.
         for failure in grade.failures.values():
-            lines.append("  " + failure.hint())
-            lines.append("      " + failure.message)
+            lines += textwrap.wrap(
+                failure.hint(), width, initial_indent="  ", subsequent_indent="    "
+            )
+            message = textwrap.shorten(failure.message, max(width - 6, 40), placeholder="...")
+            lines.append("      " + message)
         if self.config.get_verbosity() <= 0:
             lines.append("(pytest -v shows each failure's traceback)")
         return lines

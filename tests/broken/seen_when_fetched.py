@@ -12,14 +12,20 @@ HINT = (
 )
 
 
+# --8<-- [start:bug]
 class SeenWhenFetchedCrawler(stage2_generators.Crawler):
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
-        # The bug: queued, but not yet seen, so it may be queued again.
-        self.q.put_nowait((url, self.max_redirect if max_redirect is None else max_redirect))
+        if max_redirect is None:
+            max_redirect = self.max_redirect
+        # The bug: queued, but not seen yet, so it may be queued again.
+        self.q.put_nowait((url, max_redirect))
 
     def fetch(self, url: str, max_redirect: int) -> Coroutine:
         self.seen_urls.add(url)
         yield from super().fetch(url, max_redirect)
+
+
+# --8<-- [end:bug]
 
 
 class TestAcceptance(AcceptanceTests):
