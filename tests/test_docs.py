@@ -202,8 +202,10 @@ def test_code_blocks_are_included_or_executed(page: Path) -> None:
 
 # Where code shown on a page lives: the lesson, the hooks, and the broken
 # crawlers that the page "Build your own" shows.
-SECTION_FOLDERS = ("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs")
-SECTION_FOLDERS += ("tests/broken",)
+SECTION_FOLDERS = [
+    *("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs"),
+    "tests/broken",
+]
 SECTION_START = re.compile(r"#\s*--8<--\s*\[start:(?P<name>[\w-]+)\]")
 SECTION_INCLUDE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<name>[\w-]+)"')
 # Sections whose code has landed before the page that shows it: each owner
