@@ -617,7 +617,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert pages.url + "after" in crawler.seen_urls
 
-    @level(2, "urls")
+    @level(2, "urls", "asyncio.md#one-request")
     def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
         # Kept as the normal form writes them: %7e, %2F and "|".
         paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]

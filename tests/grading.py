@@ -221,7 +221,12 @@ class Grader:
         width = shutil.get_terminal_size().columns  # Lines wrap there, not mid-word.
         for failure in grade.failures.values():
             lines += textwrap.wrap(
-                failure.hint(), width, initial_indent="  ", subsequent_indent="    "
+                failure.hint(),
+                width,
+                initial_indent="  ",
+                subsequent_indent="    ",
+                break_long_words=False,  # An anchor stays whole.
+                break_on_hyphens=False,
             )
             message = textwrap.shorten(failure.message, max(width - 6, 40), placeholder="...")
             lines.append("      " + message)
