@@ -34,9 +34,9 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, report
-from shared.cli import SERVERS, site_server
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
+from shared.cli.main import SERVERS, site_server
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests

@@ -1,4 +1,4 @@
-"""Examples for shared.crawling: options, roots and what a response leads to.
+"""Examples for shared.crawl.crawling: options, roots and what a response leads to.
 
 No network here: a tiny ``CrawlerBase`` subclass records the URLs it is
 asked to queue, and the tests hand it ``Response`` objects directly.
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from shared.crawling import BadRedirect, CrawlerBase, header_text
-from shared.http import Response
-from shared.stats import FetchStatistic, ResponseTooLarge
+from shared.crawl.crawling import BadRedirect, CrawlerBase, header_text
+from shared.record.stats import FetchStatistic, ResponseTooLarge
+from shared.web.http import Response
 
 ROOT = "http://example.com/"
 

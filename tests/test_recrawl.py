@@ -1,4 +1,4 @@
-"""Tests of shared.recrawl: reading an earlier crawl and asking only for changes."""
+"""Tests of shared.web.recrawl: reading an earlier crawl and asking only for changes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from shared.recrawl import Earlier, conditional_headers, read_since
+from shared.web.recrawl import Earlier, conditional_headers, read_since
 
 DATE = "Mon, 02 Nov 2026 08:00:00 GMT"
 

@@ -1,4 +1,4 @@
-"""Examples for shared.report: the text report and the JSON Lines output."""
+"""Examples for shared.record.report: the text report and the JSON Lines output."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import types
 
 import pytest
 
-from shared.report import report, stat_to_json, url_report, write_jsonl
-from shared.stats import (
+from shared.record.report import report, stat_to_json, url_report, write_jsonl
+from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,

@@ -17,15 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shared.encoding import decode_body, find_encoding
-from shared.http import Response, parse_content_type
-from shared.links import extract_links
-from shared.options import CrawlOptions
-from shared.polite import Politeness, RobotsRules, origin_of
-from shared.recrawl import conditional_headers, read_since
-from shared.retry import backoff
-from shared.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
-from shared.stats import (
+from shared.crawl.options import CrawlOptions
+from shared.crawl.polite import Politeness, RobotsRules, origin_of
+from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
@@ -35,8 +29,14 @@ from shared.stats import (
     redirect,
     skipped,
 )
-from shared.trace import NO_TRACE, Trace
-from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
+from shared.record.trace import NO_TRACE, Trace
+from shared.web.encoding import decode_body, find_encoding
+from shared.web.http import Response, parse_content_type
+from shared.web.links import extract_links
+from shared.web.recrawl import conditional_headers, read_since
+from shared.web.retry import backoff
+from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
+from shared.web.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 NOT_MODIFIED = 304  # The answer to a recrawl's conditional request for an unchanged page.
@@ -82,7 +82,7 @@ class CrawlerBase(CrawlOptions):
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
-        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        # Waits that 429 and 503 answers asked for, by kind (see shared.web.retry).
         self.waits: Counter[str] = Counter()
         # Why a URL's last answer was kept instead of tried again, when worth recording.
         self.kept_answers: dict[str, Exception] = {}
@@ -93,7 +93,7 @@ class CrawlerBase(CrawlOptions):
         self.on_request: Callable[[str, float], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
-        # What the crawl did and when, for trace=FILE (shared/trace.py).
+        # What the crawl did and when, for trace=FILE (shared/record/trace.py).
         self.recorder = Trace(self.logger.name, self.queued) if self.trace else NO_TRACE
 
     def queued(self) -> int:
@@ -409,7 +409,7 @@ def header_text(value: str) -> str:
     """Return a header value with each byte that was not UTF-8 written as ``%XX``.
 
     Header values arrive decoded from UTF-8 with ``surrogateescape`` (by
-    aiohttp and by shared.http alike), so a stray latin-1 byte is a lone
+    aiohttp and by shared.web.http alike), so a stray latin-1 byte is a lone
     surrogate, which no report or JSON file could print.  ``%XX`` keeps the
     byte, and is what a URL needs anyway.
     """

@@ -20,7 +20,7 @@ class FetchStatistic(NamedTuple):
     exception: BaseException | None  # Why it failed, or why the body was cut.
     size: int  # Body bytes read.
     content_type: str | None  # Media type without parameters.
-    encoding: str | None  # The encoding the body is read with (see shared.encoding).
+    encoding: str | None  # The encoding the body is read with (see shared.web.encoding).
     num_urls: int  # Distinct allowed links on the page.
     num_new_urls: int  # Of those, the ones not seen before.
     # The answer's validators, sent back by a recrawl (crawl --since).
