@@ -104,11 +104,7 @@ class Crawler(CrawlerBase):
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
-        if max_redirect is None:
-            max_redirect = self.max_redirect
-        LOGGER.debug("adding %s %d", url, max_redirect)
-        self.seen_urls.add(url)
-        self.q.append((url, max_redirect))
+        self.q.append(self.seen(url, max_redirect))
 
     # --8<-- [end:crawler]
 
@@ -336,9 +332,8 @@ def run(crawler: Crawler) -> Crawler:
         loop.run()
     finally:
         crawler.close()
-        crawler.t1 = crawler.t1 or time.time()
         loop.close()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

@@ -49,11 +49,7 @@ class Crawler(CrawlerBase):
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
-        if max_redirect is None:
-            max_redirect = self.max_redirect
-        LOGGER.debug("adding %s %d", url, max_redirect)
-        self.seen_urls.add(url)
-        self.q.put_nowait((url, max_redirect))
+        self.q.put_nowait(self.seen(url, max_redirect))
 
     # --8<-- [end:crawler]
 
@@ -274,8 +270,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         asyncio.run(crawler.crawl())
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

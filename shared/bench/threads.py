@@ -157,8 +157,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         crawler.crawl()
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

@@ -105,6 +105,15 @@ class CrawlerBase(CrawlOptions):
         if self.trace:
             self.recorder.write(self.trace)
 
+    def stopped(self) -> None:
+        """Note when the crawl stopped, if it did not, and write its trace.
+
+        Each stage's ``run`` calls it last, however the crawl ended
+        (finished, failed or interrupted by Ctrl-C).
+        """
+        self.t1 = self.t1 or time.time()
+        self.save_trace()
+
     def url_allowed(self, url: str) -> bool:
         """Tell whether the crawl may fetch ``url`` (scheme, host, exclude)."""
         return self.policy.url_allowed(url)
@@ -112,6 +121,14 @@ class CrawlerBase(CrawlOptions):
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it; each stage has its own queue."""
         raise NotImplementedError
+
+    def seen(self, url: str, max_redirect: int | None = None) -> tuple[str, int]:
+        """Mark ``url`` seen; return the job to queue: it, with its redirect budget."""
+        if max_redirect is None:
+            max_redirect = self.max_redirect
+        self.logger.debug("adding %s %d", url, max_redirect)
+        self.seen_urls.add(url)
+        return url, max_redirect
 
     def add_roots(self) -> None:
         """Queue each root; record a failure for a root that is not a web URL."""
