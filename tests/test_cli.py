@@ -375,8 +375,28 @@ def test_exit_status_0_when_a_root_answers_even_with_an_error(pages: PageServer)
 def test_check_roots_counts_only_the_roots() -> None:
     crawler = types.SimpleNamespace(
         done=[
-            FetchStatistic("http://a/", None, None, OSError(), 0, None, None, 0, 0),
-            FetchStatistic("http://a/x", None, 200, None, 0, None, None, 0, 0),
+            FetchStatistic(
+                url="http://a/",
+                next_url=None,
+                status=None,
+                exception=OSError(),
+                size=0,
+                content_type=None,
+                encoding=None,
+                num_urls=0,
+                num_new_urls=0,
+            ),
+            FetchStatistic(
+                url="http://a/x",
+                next_url=None,
+                status=200,
+                exception=None,
+                size=0,
+                content_type=None,
+                encoding=None,
+                num_urls=0,
+                num_new_urls=0,
+            ),
         ]
     )
     assert cli.check_roots(crawler, ["http://a/"]) == cli.EXIT_NOTHING_FETCHED

@@ -287,3 +287,33 @@ def test_the_steps_plumbing_is_in_one_place() -> None:
     assert defined == {}
     shared_steps = ast.parse((REPO / "shared" / "steps.py").read_text(encoding="utf-8"))
     assert helpers <= {node.name for node in shared_steps.body if isinstance(node, ast.FunctionDef)}
+
+
+# --- Records are built with keyword arguments --------------------------------------------------
+
+RECORDS = {"FetchStatistic", "Earlier"}  # The named tuples a crawl records.
+
+
+def positional_records(path: Path) -> list[int]:
+    """Return the lines of ``path`` where a record is built with positional arguments."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args:
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in RECORDS and not isinstance(node.args[0], ast.Starred):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_records_are_built_with_keyword_arguments() -> None:
+    """``FetchStatistic(url=..., status=...)``, so a reader sees which field is which.
+
+    Only tests/test_stats.py builds one by position: that nine fields in the
+    original crawler's order still do is part of the contract.
+    """
+    places = {
+        path.relative_to(REPO).as_posix(): positional_records(path)
+        for path in sorted(REPO.glob("**/*.py"))
+        if ".venv" not in path.parts and path.name != "test_stats.py"
+    }
+    assert {path: lines for path, lines in places.items() if lines} == {}

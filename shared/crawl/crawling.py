@@ -309,7 +309,15 @@ class CrawlerBase(CrawlOptions):
                 self.logger.debug("got %d distinct urls from %s", len(links), url)
         new = len(links.difference(self.seen_urls))
         stat = FetchStatistic(
-            url, None, response.status, error, size, media_type, encoding, len(links), new
+            url=url,
+            next_url=None,
+            status=response.status,
+            exception=error,
+            size=size,
+            content_type=media_type,
+            encoding=encoding,
+            num_urls=len(links),
+            num_new_urls=new,
         )
         etag, last_modified = validators(response)
         return stat._replace(etag=etag, last_modified=last_modified), links
@@ -330,7 +338,15 @@ class CrawlerBase(CrawlOptions):
         links = {link for link in page.links if self.policy.normal_url_allowed(link)}
         new = links.difference(self.seen_urls)
         stat = FetchStatistic(
-            url, None, 304, None, 0, page.content_type, page.encoding, len(links), len(new)
+            url=url,
+            next_url=None,
+            status=304,
+            exception=None,
+            size=0,
+            content_type=page.content_type,
+            encoding=page.encoding,
+            num_urls=len(links),
+            num_new_urls=len(new),
         )
         # A 304 may send fresh validators; the earlier ones hold otherwise.
         etag, last_modified = validators(response)
@@ -373,7 +389,15 @@ class CrawlerBase(CrawlOptions):
         """Record a sitemap's answer, then queue the sitemaps or pages it lists."""
         media_type = parse_content_type(response.headers.get("content-type"))[0]
         stat = FetchStatistic(
-            url, None, response.status, None, len(response.body), media_type, None, 0, 0
+            url=url,
+            next_url=None,
+            status=response.status,
+            exception=None,
+            size=len(response.body),
+            content_type=media_type,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
         )
         index, listed = False, list[str]()
         try:

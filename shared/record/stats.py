@@ -46,14 +46,44 @@ class CrawlLimitReached(Skipped):
 
 def failure(url: str, exception: BaseException) -> FetchStatistic:
     """Return the statistic of a URL that could not be fetched at all."""
-    return FetchStatistic(url, None, None, exception, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=None,
+        status=None,
+        exception=exception,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
 
 
 def skipped(url: str, reason: Skipped) -> FetchStatistic:
     """Return the statistic of a URL the crawl did not fetch, and why."""
-    return FetchStatistic(url, None, None, reason, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=None,
+        status=None,
+        exception=reason,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
 
 
 def redirect(url: str, next_url: str, status: int) -> FetchStatistic:
     """Return the statistic of a URL that redirected to ``next_url``."""
-    return FetchStatistic(url, next_url, status, None, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=next_url,
+        status=status,
+        exception=None,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
