@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from markdown.extensions.toc import slugify
 
-from shared import new
+from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
 from tests.grading import LEVELS, TOP
 
@@ -143,7 +143,7 @@ def test_crawl_new_makes_the_package(
     out = capsys.readouterr().out
     assert "made mine/crawler.py" in out and "next: pytest mine --level 1" in out
     crawler = (tmp_path / "mine" / "crawler.py").read_text()
-    assert crawler == (ROOT / "shared" / "skeletons" / "callbacks.py").read_text()
+    assert crawler == (ROOT / "shared" / "cli" / "skeletons" / "callbacks.py").read_text()
     stage_tests = (ROOT / "stage1_callbacks" / "tests" / "test_acceptance.py").read_text()
     mine = (tmp_path / "mine" / "tests" / "test_acceptance.py").read_text()
     assert mine.replace("mine", "stage1_callbacks") == stage_tests.replace(
@@ -195,7 +195,7 @@ def sections_named() -> set[tuple[str, str]]:
         (mark,) = levels_of(function)
         named.add(("contract.md", mark.kwargs["rule"]))
         named.add(tuple(mark.kwargs["chapter"].split("#")))
-    texts = [path.read_text() for path in (ROOT / "shared" / "skeletons").glob("*.py")]
+    texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
     texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
     for text in texts:
         named |= {(match["page"], match["anchor"]) for match in DOCS_LINK.finditer(text)}

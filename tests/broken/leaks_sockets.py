@@ -1,7 +1,7 @@
 """Leaks a socket: stage 2 closing its socket after a good answer only, not after an error."""
 
 import stage2_generators
-from shared.http import build_request, request_target
+from shared.web.http import build_request, request_target
 from stage2_generators import loop as event_loop
 from stage2_generators.crawler import Coroutine
 from tests.acceptance import AcceptanceTests

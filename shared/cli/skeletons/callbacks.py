@@ -9,7 +9,7 @@ in their simplest form; the later levels ask more of the same methods.
 The loop is stage 1's (``stage1_callbacks.loop.EventLoop``: ``register``
 a socket with a callback, ``call_later``, ``stop``), as the chapter builds
 it.  What every stage shares is already here, from ``CrawlerBase``
-(shared/crawling.py): the options, ``url_allowed``, ``seen_urls``,
+(shared/crawl/crawling.py): the options, ``url_allowed``, ``seen_urls``,
 ``done``, ``add_roots()``, ``record_statistic()``, ``record_crash()``, and
 ``handle_response()``, which records an answer and queues its new links.
 """
@@ -17,13 +17,12 @@ it.  What every stage shares is already here, from ``CrawlerBase``
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from shared.crawling import CrawlerBase
-from shared.http import Response
+from shared.crawl.crawling import CrawlerBase
+from shared.web.http import Response
 from stage1_callbacks.loop import EventLoop
 
 LOGGER = logging.getLogger(__name__.partition(".")[0])  # Named after the package.
@@ -54,7 +53,7 @@ class Crawler(CrawlerBase):
     def fetch(self, url: str, max_redirect: int) -> None:
         """Start a GET of ``url`` on a non-blocking socket; on_response gets its outcome.
 
-        ``shared.http`` builds the request (``build_request``) and parses
+        ``shared.web.http`` builds the request (``build_request``) and parses
         the answer (``ResponseParser``).
         """
         raise NotImplementedError("fetch: see docs/callbacks.md#a-fetcher-object")
@@ -62,7 +61,7 @@ class Crawler(CrawlerBase):
     def on_response(self, url: str, max_redirect: int, outcome: Response | Exception) -> None:
         """Record an answer (handle_response) or, after max_tries failures, the failure.
 
-        ``shared.stats.failure(url, error)`` is the record of a URL that
+        ``shared.record.stats.failure(url, error)`` is the record of a URL that
         failed.  Then start the next fetches (work).
         """
         raise NotImplementedError(
@@ -78,8 +77,7 @@ def run(crawler: Crawler) -> Crawler:
         loop.run()
     finally:
         loop.close()
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()  # With trace=FILE, the record of the crawl.
+        crawler.stopped()  # Notes the end; with trace=FILE, writes the trace.
     return crawler
 
 

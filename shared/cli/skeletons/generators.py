@@ -9,7 +9,7 @@ their simplest form; the later levels ask more of the same methods.
 The loop, tasks and queue are stage 2's (``stage2_generators``), as the
 chapter builds them; a coroutine here is a generator that ``yield from``s
 them.  What every stage shares is already here, from ``CrawlerBase``
-(shared/crawling.py): the options, ``url_allowed``, ``seen_urls``,
+(shared/crawl/crawling.py): the options, ``url_allowed``, ``seen_urls``,
 ``done``, ``add_roots()``, ``record_statistic()``, ``record_crash()``, and
 ``handle_response()``, which records an answer and queues its new links.
 """
@@ -17,11 +17,10 @@ them.  What every stage shares is already here, from ``CrawlerBase``
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Generator, Iterable
 from typing import Any
 
-from shared.crawling import CrawlerBase
+from shared.crawl.crawling import CrawlerBase
 from stage2_generators import loop as event_loop
 from stage2_generators.queues import Queue
 
@@ -54,15 +53,15 @@ class Crawler(CrawlerBase):
         """Fetch ``url``, trying again after a network failure; record what came of it.
 
         ``self.handle_response(url, max_redirect, response)`` records an
-        answer and queues its links; ``shared.stats.failure(url, error)`` is
+        answer and queues its links; ``shared.record.stats.failure(url, error)`` is
         the record of a URL that failed.
         """
         raise NotImplementedError("fetch: see docs/coroutines.md#the-crawler")
 
     def request(self, url: str) -> Coroutine:
-        """GET ``url`` once over a non-blocking socket; return a ``shared.http.Response``.
+        """GET ``url`` once over a non-blocking socket; return a ``shared.web.http.Response``.
 
-        ``shared.http`` builds the request (``build_request``) and parses
+        ``shared.web.http`` builds the request (``build_request``) and parses
         the answer (``ResponseParser``).
         """
         raise NotImplementedError(
@@ -75,8 +74,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         event_loop.run(crawler.crawl(), recorder=crawler.recorder)
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()  # With trace=FILE, the record of the crawl.
+        crawler.stopped()  # Notes the end; with trace=FILE, writes the trace.
     return crawler
 
 

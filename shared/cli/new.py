@@ -2,7 +2,7 @@
 
 It makes a package ``NAME`` in the current directory (the root of this
 repository, where the acceptance suite is): the skeleton of the chosen
-stage (``shared/skeletons/``), the two entry points the contract asks for,
+stage (``shared/cli/skeletons/``), the two entry points the contract asks for,
 and a ``tests/test_acceptance.py`` that subclasses the acceptance suite
 exactly as each stage's does.  Then ``pytest NAME`` grades it level by
 level (tests/grading.py, docs/build-your-own.md).

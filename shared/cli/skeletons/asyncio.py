@@ -7,7 +7,7 @@ page) needs ``add_url``, ``crawl``, ``work``, ``fetch`` and ``request`` in
 their simplest form; the later levels ask more of the same methods.
 
 What every stage shares is already here, from ``CrawlerBase``
-(shared/crawling.py): the options and their checks, ``url_allowed``,
+(shared/crawl/crawling.py): the options and their checks, ``url_allowed``,
 ``seen_urls``, ``done``, ``add_roots()``, ``record_statistic()``,
 ``record_crash()``, and ``handle_response()``, which records an answer and
 queues the new links it holds.
@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
 
-from shared.crawling import CrawlerBase
-from shared.http import Response
+from shared.crawl.crawling import CrawlerBase
+from shared.web.http import Response
 
 LOGGER = logging.getLogger(__name__.partition(".")[0])  # The package's name.
 
@@ -62,7 +61,7 @@ class Crawler(CrawlerBase):
         """Fetch ``url``, again after a network failure; record it.
 
         ``self.handle_response(url, max_redirect, response)`` records an
-        answer and queues its links; ``shared.stats.failure(url, error)``
+        answer and queues its links; ``shared.record.stats.failure(url, error)``
         is the record of a URL that failed.
         """
         raise NotImplementedError(
@@ -72,7 +71,7 @@ class Crawler(CrawlerBase):
     async def request(self, url: str) -> Response:
         """GET ``url`` once, without following redirects.
 
-        Returns ``shared.http.Response(status, headers, body, truncated)``,
+        Returns ``shared.web.http.Response(status, headers, body, truncated)``,
         header names in lower case.  ``self.recorder.begin(url)``, then
         ``.phase(url, "read")`` and ``.end(url)`` trace it (trace=FILE).
         """
@@ -87,8 +86,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         asyncio.run(crawler.crawl())
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()  # With trace=FILE, the record of the crawl.
+        crawler.stopped()  # Notes the end; with trace=FILE, writes the trace.
     return crawler
 
 
