@@ -177,6 +177,24 @@ def test_every_acceptance_test_has_one_level() -> None:
     assert used == {level.number for level in LEVELS}
 
 
+# The options the chapters introduce at a level: no test below it may pass one.
+INTRODUCED = {
+    5: ["obey_robots", "delay=", "max_per_host", "max_pages", "max_depth", "user_agent"],
+    7: ["sitemaps=", "since=", "max_retry_after"],
+}
+
+
+def test_a_level_passes_only_options_its_chapters_introduced() -> None:
+    early = [
+        f"{name} (level {levels_of(function)[0].args[0]}): {option}"
+        for name, function in acceptance_tests()
+        for introduced, options in INTRODUCED.items()
+        for option in options
+        if levels_of(function)[0].args[0] < introduced and option in inspect.getsource(function)
+    ]
+    assert early == []
+
+
 def anchors(page: Path) -> set[str]:
     """Return the anchors of a docs page's headings, as mkdocs makes them."""
     found = set()
