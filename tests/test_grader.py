@@ -17,7 +17,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown.extensions.toc import slugify
@@ -154,7 +156,7 @@ def test_crawl_new_makes_the_package(
 # --- The data of the hints -----------------------------------------------------
 
 
-def acceptance_tests() -> list[tuple[str, object]]:
+def acceptance_tests() -> list[tuple[str, Callable[..., Any]]]:
     """Return every test function of the acceptance suite, by name."""
     found = {}
     for cls in (AcceptanceTests, TaskGroupTests):
