@@ -162,7 +162,9 @@ class RequestParser:
         self.max_head_size = max_head_size
         self.requests: collections.deque[Asked] = collections.deque()
         self.refused = 0  # The status to answer once the bytes are not a request.
-        self.target, self.headers, self.head_size = "", dict[str, str](), 0
+        self.target = ""  # Of the request being read...
+        self.headers: dict[str, str] = {}  # ...its headers so far...
+        self.head_size = 0  # ...and the bytes of its head so far.
         # Bytes fed since llhttp last called us: httptools keeps a header
         # that is still arriving to itself, so this is how one endless
         # header is counted.
@@ -180,8 +182,8 @@ class RequestParser:
             self.refused = method_status(data)
         except httptools.HttpParserError:  # Set already if one of our on_* stopped llhttp.
             self.refused = self.refused or 400
-        if self.unreported > self.max_head_size:
-            self.refused = 431
+        if self.unreported > self.max_head_size and not self.refused:
+            self.refused = 431  # A header that never ends.
 
     def refuse(self, status: int) -> NoReturn:
         """Stop llhttp: this request is answered with ``status``, then the connection closed."""
