@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from pathlib import Path
 from types import ModuleType
 
 import pytest

@@ -39,9 +39,7 @@ def serve_connection(
     site: Site, reader: StreamReader, writer: StreamWriter, limits: Limits
 ) -> Generator[Any, None, None]:
     """Answer the requests of one connection, in order, until it ends."""
-    conn = h11.Connection(
-        h11.SERVER, max_incomplete_event_size=limits.max_head_size
-    )
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_head_size)
     talk = functools.partial(exchange, site, conn, reader, writer)
     try:
         while (yield from wait_for(talk(), limits.idle_timeout)):

@@ -24,7 +24,7 @@ class Crawler(crawl.Crawler):
     ) -> None:
         super().__init__(root, max_tasks)
         self.seconds = seconds
-        self.statuses: dict[str, int] = {}  # The URLs fetched, and their status.
+        self.statuses: dict[str, int] = {}  # Each URL fetched: its status.
 
     async def crawl(self) -> dict[str, int]:  # type: ignore[override]
         """Start the workers; return ``statuses`` when done or out of time."""

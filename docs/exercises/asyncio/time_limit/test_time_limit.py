@@ -35,7 +35,7 @@ def site() -> Iterator[PageServer]:
 
 
 def crawl(crawler: object) -> tuple[bool, object]:
-    """Run the crawl; return whether it ended, and what it returned or raised."""
+    """Run the crawl; return whether it ended, and its result or error."""
 
     async def main() -> tuple[bool, object]:
         task = asyncio.create_task(crawler.crawl())  # type: ignore[attr-defined]

@@ -75,5 +75,7 @@ def test_a_body_of_max_body_bytes_is_read(
 
 
 def test_a_get_is_served(port: int) -> None:
-    got = send(port, b"GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+    got = send(
+        port, b"GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
     assert got == "HTTP/1.1 200 OK", got
