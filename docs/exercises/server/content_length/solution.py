@@ -14,7 +14,7 @@ from typing import Any
 
 import h11
 
-from shared.site import Site
+from shared.testsite.site import Site
 from stage2_generators.server.http_server import (
     FEED_SIZE,
     Limits,

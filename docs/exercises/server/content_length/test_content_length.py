@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from shared.site import Site
+from shared.testsite.site import Site
 from stage2_generators.server.http_server import Limits, SiteServerThread
 
 IDLE_TIMEOUT = 2.0  # The server's: a request that never ends is cut off.
