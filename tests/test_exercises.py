@@ -50,6 +50,7 @@ START_MESSAGES = {
     "await/wait_for": "wait_for did not raise TimeoutError",
     "await/first_completed": "run the coroutines at once, a task each",
     "server/content_length": "Answer 413 as soon as the head is read",
+    "server/max_clients": "answer 503 to a client over MAX_CLIENTS",
     "asyncio/time_limit": "stop waiting for q.join() when the time is up",
     "asyncio/retries": "after a 503, sleep and try again",
     "beyond/leases": "look for the ended ones in take()",
@@ -102,6 +103,14 @@ WRONG_MESSAGES = {
     "content_length_counts_the_body": (
         "server/content_length",
         "Answer 413 as soon as the head is read",
+    ),
+    "max_clients_never_counted_out": (
+        "server/max_clients",
+        "Count a connection out when it ends, however it ends",
+    ),
+    "max_clients_one_too_many": (
+        "server/max_clients",
+        "answer 503 to a client over MAX_CLIENTS",
     ),
 }
 
