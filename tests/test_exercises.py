@@ -11,9 +11,10 @@ its mistake.
 
 The starting files and the solutions are run in two pytest processes in
 all, side by side (a JUnit XML report says how each test ended); the
-wrong solutions in one process each.  The exercises' tests live outside the ``testpaths``
-of pyproject.toml, so a plain ``pytest`` does not collect them: their
-failures on the starting files are the reader's to fix, not the suite's.
+wrong solutions in one process each.  The exercises' tests live outside
+the ``testpaths`` of pyproject.toml, so a plain ``pytest`` does not
+collect them: their failures on the starting files are the reader's to
+fix, not the suite's.
 """
 
 from __future__ import annotations
@@ -29,14 +30,19 @@ import pytest
 
 from tests.valkey import valkey_binary
 
-pytestmark = pytest.mark.slow  # pytest in a subprocess, and the exercises' servers.
+pytestmark = [
+    pytest.mark.slow,  # pytest in a subprocess, and the exercises' servers.
+    # The first test of the batches runs them all, waiting out the deadlines
+    # of the starting files' tests: more than a test's usual limit when busy.
+    pytest.mark.timeout(300),
+]
 # The tests that read the two batches share one worker, which runs each once.
 BATCHES = pytest.mark.xdist_group("exercises")
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "docs" / "exercises"
 WRONG = Path(__file__).resolve().parent / "wrong_exercises"
-TIMEOUT = 600  # Seconds for a batch; the exercises' own deadlines come far sooner.
+TIMEOUT = 240  # Seconds for a pytest process; the exercises' own deadlines come far sooner.
 
 # The message each exercise's test gives on its starting file: the words a
 # reader acts on, in the first assertion that fails.
