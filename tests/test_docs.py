@@ -284,6 +284,35 @@ def test_every_snippet_section_is_included() -> None:
     assert marked >= PENDING_SECTIONS, "pending sections that no longer exist"
 
 
+WHOLE_FILE = re.compile(r'^[ \t]*--8<--\s*"(?P<path>[^":]+)"\s*$', re.MULTILINE)
+LINE_RANGE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<start>\d+):(?P<end>\d+)"')
+
+
+def test_a_file_numbered_whole_marks_no_section() -> None:
+    """Snippets drops a whole file's section markers: numbered lines would not match the file."""
+    for page in PAGES:
+        for block in FENCE.finditer(page.read_text(encoding="utf-8")):
+            if "linenums" not in block["info"]:
+                continue
+            for path in WHOLE_FILE.findall(block["body"]):
+                text = (ROOT / path).read_text(encoding="utf-8")
+                assert not SECTION_START.search(text), f"{page.name} numbers {path} whole"
+
+
+def test_a_range_of_lines_is_one_whole_definition() -> None:
+    """A ``path:start:end`` include begins at a ``def`` and ends where its body does."""
+    for page in PAGES:
+        for match in LINE_RANGE.finditer(page.read_text(encoding="utf-8")):
+            lines = (ROOT / match["path"]).read_text(encoding="utf-8").splitlines()
+            start, end = int(match["start"]) - 1, int(match["end"])
+            first, after = lines[start], lines[end] if end < len(lines) else ""
+            where = f"{page.name}: {match[0]}"
+            assert first.lstrip().startswith(("def ", "async def ", "class ")), where
+            indent = len(first) - len(first.lstrip())
+            assert len(lines[end - 1]) - len(lines[end - 1].lstrip()) > indent, where
+            assert not after.strip() or len(after) - len(after.lstrip()) <= indent, where
+
+
 # --- Interactive examples ---------------------------------------------------
 
 PAGES_WITH_EXAMPLES = [page for page in PAGES if any(b[0] == "pycon" for b in fenced_blocks(page))]
