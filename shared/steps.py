@@ -19,9 +19,9 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 
-from shared.links import page_links
+from shared.web.links import page_links
 
-DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.site`` serves.
+DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.testsite`` serves.
 
 
 def url_from_argv() -> str:

@@ -63,7 +63,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.http import RawResponseMessage
 
-from shared.trace import NO_TRACE, Trace
+from shared.record.trace import NO_TRACE, Trace
 
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 

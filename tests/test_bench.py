@@ -21,8 +21,8 @@ from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
 from shared.bench.simulate import depth, simulate
 from shared.bench.sitegraph import Node, link_graph
-from shared.server import COUNTERS, ServerThread, make_app
-from shared.site import expected_results
+from shared.testsite.server import COUNTERS, ServerThread, make_app
+from shared.testsite.site import expected_results
 
 ROOT = "http://127.0.0.1:8000/"
 
@@ -222,7 +222,7 @@ def test_report_writes_summary_and_charts(tmp_path: Path) -> None:
 def test_both_html_parsers_find_the_same_links() -> None:
     pytest.importorskip("selectolax")
     from shared.bench.parsers import sample_pages, standard_library_only
-    from shared.links import extract_links
+    from shared.web.links import extract_links
 
     pages = sample_pages(300)[:30]
     pages.append(("http://h/d/p", "<base href='/b/'><!-- <a href=c> --><a href=x><link href=y/>"))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.bench.procs import PYTHON, ROOT, Server, process_cpu
-from shared.site import expected_results
+from shared.testsite.site import expected_results
 
 PROCESSES = (1, 2, 4)
 LATENCIES_MS = (0.0, 50.0)

@@ -1,6 +1,6 @@
 """The servers scenario: stage 2's HTTP server beside aiohttp.web.
 
-Both serve the same test site (``shared.site.Site``) from a process of
+Both serve the same test site (``shared.testsite.site.Site``) from a process of
 their own, without the benchmark's response cache, so every request builds
 its page; the server chapter's step 6 (llhttp) is measured beside them for
 requests per second only.  It is a run of its own (``python -m shared.bench
