@@ -25,10 +25,10 @@ import aiohttp
 import yarl
 
 from shared.crawl.crawling import CrawlerBase
+from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.record.stats import failure
 from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
-from stage3_asyncio.connections import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 
 LOGGER = logging.getLogger("stage3_asyncio")
 NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
@@ -56,7 +56,7 @@ class Crawler(CrawlerBase):
     # --8<-- [start:crawl]
     async def crawl(self) -> None:
         """Run the crawl until every queued URL is done."""
-        connector = CarefulConnector(limit=self.max_tasks)  # See connections.py.
+        connector = CarefulConnector(limit=self.max_tasks)  # See shared/crawl/keepalive.py.
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
@@ -226,7 +226,7 @@ class Crawler(CrawlerBase):
         """Send a GET for ``url``; return the response once its head has arrived.
 
         A kept connection that the server had closed costs no try: the
-        request goes again on another connection (connections.py says why).
+        request goes again on another connection (shared/crawl/keepalive.py says why).
         Raises aiohttp.ClientError or TimeoutError.
         """
         assert self.session is not None, "send() runs only inside crawl()"
