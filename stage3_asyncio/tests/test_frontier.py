@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from shared.cli import main
-from shared.report import stat_to_json
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
-from shared.stats import FetchStatistic
+from shared.cli.main import main
+from shared.record.report import stat_to_json
+from shared.record.stats import FetchStatistic
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 from stage3_asyncio import frontier as frontier_module
 from tests.servers import PageServer
 from tests.valkey import ValkeyServer, valkey_binary

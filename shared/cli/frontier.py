@@ -17,13 +17,16 @@ import importlib.util
 import sys
 from typing import IO, Any
 
-from shared.options import CrawlOptions
-from shared.report import report, write_jsonl
+from shared.cli.progress import progress
+from shared.crawl.options import (
+    DEFAULT_LEASE,
+    DEFAULT_MAX_ATTEMPTS,
+    CrawlOptions,
+    check_frontier_url,
+)
+from shared.record.report import report, write_jsonl
 
-DEFAULT_LEASE = 30.0  # Seconds; see stage3_asyncio.frontier.
-DEFAULT_MAX_ATTEMPTS = 3  # Leases of one URL that may run out before it is given up.
-SCHEMES = ("redis", "rediss", "unix")  # What redis-py connects to.
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # As in shared.cli.
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # As in shared.cli.main.
 EXIT_LOST = 4  # The crawl is gone from the server (flushed, forgotten, evicted, rolled back).
 
 
@@ -48,15 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(not while a process works on it)")  # fmt: skip
 
 
-def check_url(url: str) -> str:
-    """Return ``url`` if it names a Valkey or Redis server; raises ValueError otherwise."""
-    scheme = url.partition("://")[0] if "://" in url else ""
-    if scheme.lower() not in SCHEMES:
-        schemes = ", ".join(f"{name}://" for name in SCHEMES)
-        raise ValueError(f"--frontier must be a {schemes} URL, not {url!r}")
-    return url
-
-
 def requested(args: argparse.Namespace) -> bool:
     """Tell whether the command line asks for a frontier (or a frontier's action)."""
     return bool(args.frontier or args.report or args.forget)
@@ -66,7 +60,7 @@ def check(args: argparse.Namespace, roots: list[str]) -> None:
     """Check the frontier options before anything starts; raises ValueError saying why."""
     if not args.frontier:
         raise ValueError("--report and --forget need --frontier URL")
-    check_url(args.frontier)
+    check_frontier_url(args.frontier)
     if args.stage != "asyncio":
         raise ValueError(f"--frontier works with --stage asyncio only, not {args.stage} "
                          "(stages 1 and 2 keep their frontier in memory)")  # fmt: skip
@@ -123,12 +117,12 @@ async def probe(frontier: Any, url: str) -> None:
 
 def crawl(frontier: Any, crawler: Any, json_file: IO[str] | None, *, quiet: bool) -> int:
     """Run this process's part of the crawl, then report what it fetched."""
-    from shared.cli import progress  # Here: shared.cli imports this module.
+    from stage3_asyncio.crawler import run as run_stage3  # Stage 3's run, as it is.
 
     status, message = EXIT_OK, ""
     with progress(crawler) if not quiet else contextlib.nullcontext():
         try:
-            frontier.run(crawler)
+            run_stage3(crawler)
         except KeyboardInterrupt:
             status, message = EXIT_INTERRUPTED, "\nInterrupted"
         except frontier.CrawlLost as error:
