@@ -125,7 +125,9 @@ class Frontier:
         self.url = check_frontier_url(url)
         self.lease = lease
         # A few quick tries ride out a dropped connection; the scripts are
-        # safe to send again (a URL taken twice only waits for its lease).
+        # safe to send again: a URL taken twice waits for its lease (which
+        # counts as one attempt), and a record sent twice is kept once
+        # (this process then leaves it out of its own report).
         retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(1.0, 0.1), 3)
         self.redis = redis.asyncio.Redis.from_url(url, retry=retry, socket_timeout=10)
         self.keys = {name: PREFIX + name for name in KEYS}

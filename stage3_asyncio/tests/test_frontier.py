@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -278,6 +279,7 @@ def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> 
         ["--report"],
         ["--forget"],
         ["--frontier", "redis://127.0.0.1:1/0", "--lease", "0", "http://127.0.0.1/"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--max-attempts", "0", "http://127.0.0.1/"],
         ["--frontier", "redis://127.0.0.1:1/0", "--sitemaps", "http://127.0.0.1/"],
     ],
 )
@@ -557,3 +559,13 @@ def test_forget_waits_for_every_process_at_work(frontier: str, pages: PageServer
     assert finish([crawler])[0][0] == 0
     assert main(["-q", "--frontier", frontier, "--forget"]) == 0
     assert keys.dbsize() == 0
+
+
+def test_every_script_is_a_file_shipped_with_the_package() -> None:
+    root = Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["stage3_asyncio"]
+    shipped = {path for pattern in patterns for path in (root / "stage3_asyncio").glob(pattern)}
+    files = set((root / "stage3_asyncio" / "lua").glob("*.lua"))
+    assert files == shipped
+    assert {path.stem for path in files} == set(frontier_module.SCRIPTS)
