@@ -160,7 +160,7 @@ class Frontier:
         args = [self.crawl_id, self.lease, take, len(done), *done, len(records) // 2, *records]
         entries, wait, _, refused, number = await self.call("step", keys, [*args, *links])
         if number <= self.last_step:  # The server's count of steps went back.
-            raise self.lost("went back to an older copy of the crawl")
+            raise self.lost(f"the frontier at {shown(self.url)} went back to an older copy")
         self.last_step = number
         return entries, float(wait), refused
 
@@ -321,19 +321,18 @@ class Frontier:
     def refused(self, error: redis.exceptions.ResponseError) -> FrontierError:
         """Return the error for a script's or command's error: CrawlLost, or one line."""
         if str(error).startswith("LOST"):  # See the scripts: the identity did not match.
-            return self.lost("no longer holds it: flushed, forgotten or evicted")
+            where = shown(self.url)
+            return self.lost(f"the crawl is no longer in the frontier at {where} (flushed, "
+                             "forgotten or evicted)")  # fmt: skip
         message = " ".join(str(error).split())  # One line, whatever the server said.
         return FrontierError(
             f"the frontier at {shown(self.url)} refused a step: {message}; "
             "what was recorded there is kept"
         )
 
-    def lost(self, how: str) -> CrawlLost:
-        """Return the error that says the crawl is gone from the server, and how."""
-        return CrawlLost(
-            f"the frontier at {shown(self.url)} {how}: the crawl cannot go on "
-            "(this process's records are in its report)"
-        )
+    def lost(self, what: str) -> CrawlLost:
+        """Return the error that says ``what`` happened to the crawl in the server."""
+        return CrawlLost(f"{what}: this process stops (its own records are in its report)")
 
     async def close(self) -> None:
         """Close the connections to the server."""

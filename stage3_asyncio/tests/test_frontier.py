@@ -368,7 +368,7 @@ def test_a_flushed_store_stops_the_crawl_with_status_4(frontier: str, pages: Pag
     gate.opened.set()
     status, _, stderr = finish([crawler])[0]
     assert status == 4, stderr
-    assert "no longer holds it" in last_line(stderr), stderr
+    assert "the crawl is no longer in the frontier" in last_line(stderr), stderr
     assert "what was recorded there is kept" not in stderr  # Nothing is, there.
     assert pages.requests["/next"] == 0  # Its link went nowhere: the crawl stopped.
 
