@@ -63,6 +63,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.http import RawResponseMessage
 
+from shared.http import MAX_INTERIM_RESPONSES, BadResponse
 from shared.trace import NO_TRACE, Trace
 
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
@@ -122,6 +123,7 @@ class FirstResponseParser:
         self.parser = parser
         self.protocol = protocol
         self.body: aiohttp.StreamReader | None = None  # The final response's, once its head is in.
+        self.interim = 0  # Interim (1xx) responses read before the final one.
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.parser, name)
@@ -139,11 +141,19 @@ class FirstResponseParser:
                 # Final, as aiohttp's ClientResponse.start tells: not an interim 1xx.
                 if not 100 <= message.code <= 199 or message.code == 101:
                     self.body = payload
+                else:
+                    self.count_interim()
             if upgraded:  # After a 101 aiohttp stops parsing and keeps the rest as it is.
                 return messages, True, tail + data[start:]
         if self.body is not None and (start < len(data) or not data):
             self.feed_body(data[start:])
         return messages, False, b""
+
+    def count_interim(self) -> None:
+        """Count one interim response; raises BadResponse past the limit stages 1 and 2 keep."""
+        self.interim += 1
+        if self.interim > MAX_INTERIM_RESPONSES:
+            raise BadResponse(f"more than {MAX_INTERIM_RESPONSES} interim responses")
 
     def feed_body(self, data: bytes) -> None:
         """Feed bytes of the final response's body; close the connection if more follow it.

@@ -256,14 +256,17 @@ class Crawler(CrawlerBase):
 async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_size: int) -> bytes:
     """Read and decode a body, stopping once it is longer than ``max_size``.
 
+    Bytes after the end of compressed data are not read (see BodyDecoder).
     Raises BadResponse for a body that is not in its content coding.
     """
     decoder = BodyDecoder(coding, max_size + 1)
     body = bytearray()
     async for data in response.content.iter_any():
         body += decoder.decode(data)
-        if len(body) > max_size:
-            return bytes(body)  # Cut: the connection closes with the rest unread.
+        # Cut, or past the end of the compressed data: the connection
+        # closes with the rest unread.
+        if len(body) > max_size or decoder.ended:
+            return bytes(body)
     body += decoder.finish()
     return bytes(body)
 

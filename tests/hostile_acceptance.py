@@ -12,9 +12,11 @@ The outcome of each behaviour, the same in every stage:
 - Malformed or incomplete answers (closed before the head or in the body,
   a short body, garbage, an endless or oversized head, no blank line, a
   reset, a refused port, a repeated Content-Length or one next to a
-  Transfer-Encoding, a chunk size that is not hex) are network failures:
-  tried ``max_tries`` times, then recorded with status None and the last
-  exception, which is not a timeout.
+  Transfer-Encoding, a chunk size that is not hex, a Content-Length or
+  chunk size of thousands of digits, a thousand interim responses) are
+  network failures: tried ``max_tries`` times, then recorded with status
+  None and the last exception, which is neither a timeout nor a crash of
+  the crawler's (a ValueError, a RecursionError).
 - A server that answers too slowly (one byte per second) or never is a
   timeout: the same, with a TimeoutError.
 - An endless body is cut at ``max_size``: status 200, ``size == max_size``
@@ -27,7 +29,9 @@ The outcome of each behaviour, the same in every stage:
   of duplicate headers the first wins.
 - gzip and deflate bodies (zlib-wrapped or raw) are decoded; size and
   ``max_size`` count decoded bytes, so a gzip bomb is cut at ``max_size``;
-  a body that is not in its coding is a network failure.
+  a body that is not in its coding is a network failure; bytes after the
+  end of the compressed data (endless, under a 64 MiB Content-Length) end
+  the body: the page is what was decoded.
 - A folded header line is joined to the one before; interim 1xx responses
   are skipped; a 101 nobody asked for is a network failure; a status
   outside 100-599 is recorded with its code, as a server error.
@@ -55,11 +59,13 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawling import BadRedirect
+from shared.http import BadResponse
 from shared.stats import RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
@@ -70,6 +76,7 @@ MAX_TRIES = 2
 MAX_SIZE = 1_000_000
 SLACK = 1.5  # Seconds a crawl may take beyond its tries' timeouts.
 NETWORK, TIMEOUT_ERROR, CUT, BAD_REDIRECT = "network", "timeout", "cut", "bad redirect"
+CRASH = "crash"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +144,14 @@ OUTCOMES = [
     Outcome("/deflate-raw", **OK_PAGE, num_urls=1),
     Outcome("/gzip-bomb", 200, CUT, 1, MAX_SIZE, "text/html"),
     Outcome("/gzip-broken"),
+    # Junk after a small gzip body, announced as 64 MiB: the body ends with its data.
+    Outcome("/gzip-then-junk", **OK_PAGE, num_urls=1),
     # Wire formats read alike by every stage.
     Outcome("/folded-header", **OK_PAGE, num_urls=1),
     Outcome("/interim-responses", **OK_PAGE, num_urls=1),
+    Outcome("/endless-interim"),  # More interim answers than a client skips: malformed.
+    Outcome("/huge-content-length"),  # Too many digits: malformed, not a crash.
+    Outcome("/huge-chunk-size"),
     Outcome("/unasked-101"),
     Outcome("/status-600", 600, None, 1, 27, "text/html"),
     Outcome("/status-099", 99, None, 1, 27, "text/html"),
@@ -162,7 +174,9 @@ def error_kind(error: BaseException | None) -> str | None:
         return BAD_REDIRECT
     if isinstance(error, TimeoutError):
         return TIMEOUT_ERROR
-    return NETWORK
+    if isinstance(error, (OSError, BadResponse, aiohttp.ClientError)):
+        return NETWORK
+    return CRASH  # A bug of the crawler's (a ValueError, a RecursionError), not the server's.
 
 
 def results_of(crawler: Any) -> set[tuple[str, int | None]]:
