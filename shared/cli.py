@@ -33,7 +33,7 @@ from typing import IO, Any, NoReturn
 from shared import frontier_cli
 from shared.options import add_arguments, from_arguments
 from shared.recrawl import read_since
-from shared.report import report, write_jsonl
+from shared.report import PrintableFormatter, report, write_jsonl
 from shared.save import PageSaver
 from shared.site import DEFAULT_PAGES, MIN_PAGES, Site
 from shared.urls import CRAWLABLE_SCHEMES, normalize_url
@@ -140,7 +140,9 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except (ValueError, OutputError) as error:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # To stderr; a server's text is escaped.
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if frontier_cli.requested(args):  # The crawl's state lives in a server.
         with json_file or contextlib.nullcontext():
             return frontier_cli.run(args, roots, options, json_file, saver)

@@ -304,6 +304,8 @@ BEHAVIOURS.update(
             + b"\r\n"
             + LINK
         ),
+        # ESC and BEL in a header: terminal commands that clear the screen and ring.
+        "/control-characters": send(page(LINK, b"Content-Type: text/html\x1b[2J\x07")),
         "/unasked-101": send(
             response("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade"])
             + page(LINK)

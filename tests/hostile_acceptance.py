@@ -52,7 +52,9 @@ the host is fetched.  In every case robots.txt is no page of the report.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
+import re
 import resource
 import time
 import types
@@ -66,6 +68,7 @@ from aiohttp import web
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawling import BadRedirect
 from shared.http import BadResponse
+from shared.report import url_report
 from shared.stats import RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
@@ -152,6 +155,8 @@ OUTCOMES = [
     Outcome("/endless-interim"),  # More interim answers than a client skips: malformed.
     Outcome("/huge-content-length"),  # Too many digits: malformed, not a crash.
     Outcome("/huge-chunk-size"),
+    # Kept exactly in the record; the report escapes it (check_report_line).
+    Outcome("/control-characters", 200, None, 1, 27, "text/html\x1b[2j\x07"),
     Outcome("/unasked-101"),
     Outcome("/status-600", 600, None, 1, 27, "text/html"),
     Outcome("/status-099", 99, None, 1, 27, "text/html"),
@@ -187,6 +192,12 @@ def results_of(crawler: Any) -> set[tuple[str, int | None]]:
 def peak_rss_mb() -> float:
     """Return the peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def check_report_line(stat: FetchStatistic) -> None:
+    """Check that a URL's report line is one line with no control character in it."""
+    line = url_report(stat, collections.Counter())
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), f"control characters in {line!r}"
 
 
 class HostileServerTests:
@@ -228,6 +239,8 @@ class HostileServerTests:
         if outcome.path is not None:
             assert hostile.connections[outcome.path] == outcome.tries
         self.check_redirect(hostile, crawler, stat, outcome)
+        for each in crawler.done:
+            check_report_line(each)
 
     def check_redirect(
         self, hostile: HostileServer, crawler: Any, stat: FetchStatistic, outcome: Outcome
