@@ -45,7 +45,10 @@ fails if they change: ``TCPConnector._get``, the one place where aiohttp
 takes a connection out of its pool; ``TCPConnector._factory``, which makes
 each connection's protocol; and ``ResponseHandler._parser``, the parser
 that ``set_response_params`` makes for each request, whose ``feed_data``
-returns ``(messages, upgraded, tail)``.
+returns ``(messages, upgraded, tail)``.  One more, ``TCPConnector._resolve_host``
+(where aiohttp looks a host up, IP addresses included), lets the connector
+keep only the addresses the crawl's ``UrlPolicy`` allows; the acceptance
+tests of private addresses fail if aiohttp stops calling it.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from aiohttp.http import RawResponseMessage
 
 from shared.http import MAX_INTERIM_RESPONSES, BadResponse
 from shared.trace import NO_TRACE, Trace
+from shared.urls import UrlPolicy
 
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 
@@ -72,8 +76,9 @@ Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its bod
 class CarefulConnector(aiohttp.TCPConnector):
     """A TCPConnector that reads one response per request and lends out only clean connections."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, policy: UrlPolicy | None = None, **options: Any) -> None:
         super().__init__(**options)
+        self.policy = policy  # Which addresses a crawl may connect to.
         # aiohttp makes the protocol of each new connection by calling _factory().
         make: type[ResponseHandler] = OneResponseHandler
         self._factory = functools.partial(make, loop=asyncio.get_running_loop())
@@ -89,6 +94,17 @@ class CarefulConnector(aiohttp.TCPConnector):
                 return connection
             connection.close()  # Closed, or holding bytes that answer nothing: dropped.
         return None
+
+    async def _resolve_host(self, host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+        """Look ``host`` up as aiohttp does; keep only the addresses the policy allows.
+
+        Raises PrivateAddress when it allows none (see ``UrlPolicy.allowed_addresses``).
+        """
+        hosts = await super()._resolve_host(host, port, *args, **kwargs)
+        if self.policy is None:
+            return hosts
+        allowed = self.policy.allowed_addresses(host, [found["host"] for found in hosts])
+        return [found for found in hosts if found["host"] in allowed]
 
 
 def _readable(protocol: ResponseHandler) -> bool:

@@ -28,6 +28,7 @@ from shared.crawling import CrawlerBase
 from shared.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.stats import failure
+from shared.urls import PrivateAddress
 from stage3_asyncio.connections import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 
 LOGGER = logging.getLogger("stage3_asyncio")
@@ -60,7 +61,8 @@ class Crawler(CrawlerBase):
     # --8<-- [start:crawl]
     async def crawl(self) -> None:
         """Run the crawl until every queued URL is done."""
-        connector = CarefulConnector(limit=self.max_tasks)  # See connections.py.
+        # See connections.py; it connects only where the URL policy allows.
+        connector = CarefulConnector(self.policy, limit=self.max_tasks)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.http.BodyDecoder,
@@ -121,7 +123,7 @@ class Crawler(CrawlerBase):
             return
         try:
             response = await self.fetch_response(url, self.max_size)
-        except NETWORK_ERRORS as error:
+        except (*NETWORK_ERRORS, PrivateAddress) as error:  # The latter: not tried again.
             self.record_statistic(failure(url, error))
             return
         self.handle_response(url, max_redirect, response)
@@ -194,7 +196,7 @@ class Crawler(CrawlerBase):
                 # A 429 or 503 robots.txt is not waited for: it disallows everything.
                 answer = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
                 robots.received(answer)
-            except NETWORK_ERRORS as error:
+            except (*NETWORK_ERRORS, PrivateAddress) as error:
                 robots.failed(error)
         self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules

@@ -56,8 +56,10 @@ import collections
 import dataclasses
 import re
 import resource
+import socket
 import time
 import types
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,6 +72,7 @@ from shared.crawling import BadRedirect
 from shared.http import BadResponse
 from shared.report import url_report
 from shared.stats import RobotsDisallowed
+from shared.urls import PrivateAddress
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
 from tests.servers import PageServer
@@ -261,6 +264,66 @@ class HostileServerTests:
         root = hostile.url("/kept/close-when-idle")
         crawler = self.crawl([root], max_tries=1, max_tasks=1, timeout=TIMEOUT)
         assert results_of(crawler) == {(root, 200), (hostile.url("/kept/next"), 200)}
+
+    # --- The crawling machine's own network ---------------------------------------
+
+    @pytest.fixture
+    def public_site(self, pages: PageServer, monkeypatch: pytest.MonkeyPatch) -> str:
+        """Serve ``pages`` as http://public.example:PORT/, a name the crawl takes as public.
+
+        Names under public.example resolve to 127.0.0.1 (as a site's own DNS
+        could make them); the roots name no address of this machine.
+        """
+        real_getaddrinfo = socket.getaddrinfo
+
+        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+            name = host.decode() if isinstance(host, bytes) else str(host)
+            if name == "public.example" or name.endswith(".public.example"):
+                host = "127.0.0.1"
+            return real_getaddrinfo(host, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        return f"http://public.example:{urllib.parse.urlsplit(pages.url).port}/"
+
+    def test_robots_txt_redirected_into_the_machine_s_network_is_not_fetched(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        inside = pages.url + "inside/robots.txt"  # On 127.0.0.1: no root names it.
+        pages.add_redirect("/robots.txt", inside, status=301)
+        pages.add_page("/inside/robots.txt", body=b"User-agent: *\n", content_type="text/plain")
+        pages.add_page("/", [])
+        crawler = self.crawl([public_site], obey_robots=True, max_tries=2)
+        assert (pages.requests["/robots.txt"], pages.requests["/inside/robots.txt"]) == (1, 0)
+        (stat,) = crawler.done  # robots.txt unreachable: nothing on the host is fetched.
+        assert isinstance(stat.exception, RobotsDisallowed)
+        assert "PrivateAddress: 127.0.0.1 is at 127.0.0.1, not a public address" in str(
+            stat.exception
+        )
+
+    def test_a_redirect_to_a_name_that_resolves_inside_is_skipped(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        secret = public_site.replace("public.example", "inside.public.example") + "secret"
+        pages.add_redirect("/", secret)
+        pages.add_page("/secret", [])
+        crawler = self.crawl([public_site], strict=False, max_tries=2)  # Subdomains allowed.
+        stats = acceptance.by_url(crawler)
+        assert (stats[public_site].status, stats[public_site].next_url) == (302, secret)
+        assert isinstance(stats[secret].exception, PrivateAddress)
+        assert str(stats[secret].exception) == (
+            "inside.public.example is at 127.0.0.1, not a public address"
+        )
+        assert pages.requests["/secret"] == 0 and len(crawler.done) == 2
+
+    def test_a_crawl_of_the_machine_s_network_may_go_anywhere_in_it(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        """Its root is an address of this machine: names that resolve here are fetched."""
+        inside = public_site.replace("public.example", "inside.public.example") + "inside"
+        pages.add_redirect("/", inside)
+        pages.add_page("/inside", [])
+        crawler = self.crawl([pages.url, public_site], strict=False)
+        assert acceptance.by_url(crawler)[inside].status == 200
 
     # --- Size ------------------------------------------------------------------
 
