@@ -128,7 +128,6 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
-# --8<-- [start:private]
 class PrivateAddress(Skipped):
     """The URL's host is in the crawling machine's own network, where this crawl may not go."""
 
@@ -145,9 +144,6 @@ def is_public_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1.
     return ip.is_global
-
-
-# --8<-- [end:private]
 
 
 def lenient_host(host: str) -> str:
