@@ -128,7 +128,7 @@ class Crawler(CrawlerBase):
             return
         try:
             response = yield from self.fetch_response(url, self.max_size)
-        except (*NETWORK_ERRORS, PrivateAddress) as error:  # The latter: not tried again.
+        except (*NETWORK_ERRORS, PrivateAddress) as error:  # The latter: never retried.
             self.record_statistic(failure(url, error))
             return
         self.handle_response(url, max_redirect, response)
