@@ -68,11 +68,11 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
-from shared.crawling import BadRedirect
-from shared.http import BadResponse
-from shared.report import url_report
-from shared.stats import RobotsDisallowed
-from shared.urls import PrivateAddress
+from shared.crawl.crawling import BadRedirect
+from shared.record.report import url_report
+from shared.record.stats import RobotsDisallowed
+from shared.web.http import BadResponse
+from shared.web.urls import PrivateAddress
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
 from tests.servers import PageServer

@@ -1,4 +1,4 @@
-"""Examples for shared.urls: the normal form of a URL and the crawl policy."""
+"""Examples for shared.web.urls: the normal form of a URL and the crawl policy."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from shared.resolver import Resolver
-from shared.urls import (
+from shared.web.resolver import Resolver
+from shared.web.urls import (
     PrivateAddress,
     UrlPolicy,
     is_ip_literal,

@@ -21,8 +21,6 @@ from collections.abc import Iterable
 
 import ada_url
 
-from shared.stats import Skipped
-
 CRAWLABLE_SCHEMES = ("http", "https")
 
 
@@ -128,8 +126,12 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
-class PrivateAddress(Skipped):
-    """The URL's host is in the crawling machine's own network, where this crawl may not go."""
+class PrivateAddress(Exception):
+    """The URL's host is in the crawling machine's own network, where this crawl may not go.
+
+    A refusal, not a network failure: a stage records it at once, without
+    another try.
+    """
 
 
 def is_public_address(address: str) -> bool:

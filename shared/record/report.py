@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import IO, Any, Protocol
 
-from shared.stats import FetchStatistic, Skipped
+from shared.record.stats import FetchStatistic, Skipped
 
 # What a terminal acts on instead of showing: the C0 controls (ESC starts a
 # command, BEL rings, CR and LF move the cursor), DEL, the C1 controls, and
@@ -74,7 +74,7 @@ def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
         f"(max_tasks={crawler.max_tasks}) ({speed:.3f} urls/sec/task)",
         file=file,
     )
-    # The waits 429 and 503 answers asked for (shared.retry), if the crawler kept any.
+    # The waits 429 and 503 answers asked for (shared.web.retry), if the crawler kept any.
     for kind, count in getattr(crawler, "waits", {}).items():
         counts[f"wait_{kind}"] += count
     for key, count in sorted(counts.items()):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from shared.urls import UrlPolicy
+from shared.web.urls import UrlPolicy
 
 Address = tuple[int, int, tuple[Any, ...]]  # (family, proto, sockaddr) for socket() and connect().
 
