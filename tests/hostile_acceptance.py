@@ -26,7 +26,9 @@ The outcome of each behaviour, the same in every stage:
   non-ASCII characters is recorded, followed and fetched percent-encoded (a
   byte that is not UTF-8 as ``%XX``).
 - Non-ASCII bytes in headers do not matter; a missing Content-Type is None;
-  of duplicate headers the first wins.
+  of duplicate headers the first wins.  Control characters (ESC, BEL) are
+  kept in the record and escaped in the report: every URL's report line is
+  one line without a control character, whatever the server sent.
 - gzip and deflate bodies (zlib-wrapped or raw) are decoded; size and
   ``max_size`` count decoded bytes, so a gzip bomb is cut at ``max_size``;
   a body that is not in its coding is a network failure; bytes after the
@@ -41,6 +43,12 @@ The outcome of each behaviour, the same in every stage:
 - Bytes right after a complete response (junk, HTML with bare LFs, a bogus
   head), sent with it, are no part of it: the page is that response, tried
   once, and the crawl goes on.  Stage 3 then closes the connection.
+
+A crawl whose roots are public connects to no address of the crawling
+machine's own network: a robots.txt redirected there counts as unreachable,
+a redirect to a name that resolves there is recorded as a PrivateAddress
+failure, without a request (the tests fake the name lookup).  A crawl with
+a root on this machine may go anywhere on it.
 
 A robots.txt gone wrong (``test_hostile_robots_txt``, with ``obey_robots``):
 a huge one is read up to 500 KiB and obeyed that far; a redirecting one is
