@@ -60,6 +60,7 @@ from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
 from shared.record.report import stat_to_json
 from shared.record.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
 from shared.web.http import Response
+from shared.web.urls import PrivateAddress
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
@@ -624,7 +625,7 @@ class FrontierCrawler(Crawler):
             try:
                 # A 429 or 503 robots.txt is not waited for: it disallows everything.
                 response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
-            except NETWORK_ERRORS as error:
+            except (*NETWORK_ERRORS, PrivateAddress) as error:
                 robots.failed(error)
             else:
                 body = response.body

@@ -31,7 +31,7 @@ from typing import IO, Any, NoReturn
 from shared.cli import frontier as frontier_cli
 from shared.cli.progress import progress
 from shared.crawl.options import add_arguments, from_arguments
-from shared.record.report import report, write_jsonl
+from shared.record.report import PrintableFormatter, report, write_jsonl
 from shared.record.save import PageSaver
 from shared.testsite.site import DEFAULT_PAGES, MIN_PAGES, Site
 from shared.web.recrawl import read_since
@@ -140,7 +140,9 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except (ValueError, OutputError) as error:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # To stderr; a server's text is escaped.
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if frontier_cli.requested(args):  # The crawl's state lives in a server.
         with json_file or contextlib.nullcontext():
             return frontier_cli.run(args, roots, options, json_file, saver)

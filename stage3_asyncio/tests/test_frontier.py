@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -316,6 +317,32 @@ def test_forget_removes_a_finished_crawl_only(frontier: str) -> None:
 def test_a_frontier_url_hides_its_password(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--frontier", "redis://:secret@127.0.0.1:1/0", "http://127.0.0.1:1/"]) == 1
     assert "secret" not in capsys.readouterr().err
+
+
+def test_a_redirect_into_this_machine_is_recorded_once_without_a_request(
+    frontier: str, pages: PageServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A PrivateAddress ends a frontier crawl's URL as it does the plain crawl's."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return real_getaddrinfo("127.0.0.1" if "public.example" in name else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)  # Names resolve to this machine.
+    root = pages.url.replace("127.0.0.1", "public.example")
+    secret = root.replace("public.example", "inside.public.example") + "secret"
+    pages.add_redirect("/", secret)
+    pages.add_page("/secret", [])
+    assert main(["-q", "--frontier", frontier, "--lenient", "--max-tries", "2", root]) == 0
+    records = {record["url"]: record for record in whole_crawl(frontier, tmp_path / "all.jsonl")}
+    assert set(records) == {root, secret}
+    # Its robots.txt comes first (the command obeys robots.txt), and is refused.
+    assert records[secret]["exception"] == (
+        "RobotsDisallowed: robots.txt unreachable (PrivateAddress: "
+        "inside.public.example is at 127.0.0.1, not a public address)"
+    )
+    assert pages.requests["/secret"] == 0
 
 
 # --- A store that loses the crawl, a URL that kills its crawler ---------------------
