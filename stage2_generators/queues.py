@@ -183,6 +183,8 @@ class Queue(Generic[T]):
             result += f" _putters[{len(self._putters)}]"
         if self._unfinished_tasks:
             result += f" tasks={self._unfinished_tasks}"
+        if self._is_shutdown:
+            result += " shutdown"
         return result
 
     __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections.abc
 import inspect
+import math
 import types
 from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING, Any
@@ -227,7 +228,12 @@ def create_task(coro: Coroutine, *, name: str | None = None) -> Task:
 # --8<-- [start:sleep]
 @types.coroutine
 def sleep(delay: float, result: Any = None) -> Generator[Any, None, Any]:
-    """Suspend the calling coroutine for ``delay`` seconds, then return ``result``."""
+    """Suspend the calling coroutine for ``delay`` seconds, then return ``result``.
+
+    Raises ValueError for a NaN delay, which no timer could be ordered by.
+    """
+    if math.isnan(delay):
+        raise ValueError("Invalid delay: NaN (not a number)")
     if delay <= 0:
         yield  # Give every other ready callback one turn, as asyncio.sleep(0).
         return result

@@ -212,8 +212,12 @@ def missing_name(error: BaseException) -> str | None:
     """Return the name stage 2 lacks that ``error`` reports, or None."""
     if isinstance(error, NotInStage2):
         return str(error)
-    if isinstance(error, AttributeError) and _is_stage2(getattr(error, "obj", None)):
-        return f"{type(error.obj).__name__}.{error.name}"
+    obj = getattr(error, "obj", None)
+    if isinstance(error, AttributeError) and _is_stage2(obj):
+        if isinstance(obj, types.ModuleType):
+            return f"{obj.__name__}.{error.name}"
+        owner = loop.EventLoop if isinstance(obj, TestLoop) else type(obj)
+        return f"{owner.__name__}.{error.name}"
     if isinstance(error, TypeError) and error.__traceback__ is not None:
         match = UNEXPECTED_ARGUMENT.search(str(error))
         if match and _raised_by_stage2_call(error):

@@ -63,6 +63,10 @@ class _TaskTests:
         return tasks.Task(coro, loop=loop, name=name)
 
 
+def _no_policy(self: Any) -> None:
+    """Replace test_runners' setUp and tearDown: stage 2 has no event loop policy."""
+
+
 # The CPython classes that run here, per module, with the attributes that
 # point them at stage 2.
 RUN: dict[str, dict[str, dict[str, Any]]] = {
@@ -97,6 +101,8 @@ RUN: dict[str, dict[str, dict[str, Any]]] = {
         "QueuePutTests": {},
         "QueueJoinTests": {},
         "QueueShutdownTests": {},
+        "LifoQueueShutdownTests": {},
+        "PriorityQueueShutdownTests": {},
         "LifoQueueTests": {},
         "PriorityQueueTests": {},
         "LifoQueueJoinTests": {},
@@ -104,7 +110,7 @@ RUN: dict[str, dict[str, dict[str, Any]]] = {
     },
     "test_taskgroups": {"TestTaskGroup": {}, "TestTaskGroupEager": {}},
     "test_timeouts": {"TimeoutTests": {}},
-    "test_runners": {"RunTests": {}, "RunnerTests": {}},
+    "test_runners": {"RunTests": {"setUp": _no_policy, "tearDown": _no_policy}, "RunnerTests": {}},
     "test_pep492": {"LockTests": {}, "StreamReaderTests": {}, "CoroutineTests": {}},
 }
 MIXINS = {"PyTask_PyFuture_Tests": _TaskTests}
@@ -149,6 +155,9 @@ NOT_APPLICABLE = {
         "runs asyncio's debug switch in subprocesses; stage 2 has no debug mode"
     ),
     "test_futures.CFutureTests.test_future_del_segfault": "a crash test of the C Future",
+    "test_futures.CFutureTests.test_future_iter_get_referents_segfault": (
+        "a crash test of the C Future"
+    ),
     "test_tasks.CTask_CFuture_Tests.test_refleaks_in_task___init__": (
         "a reference-leak test of the C Task, on debug builds of CPython"
     ),
@@ -184,6 +193,16 @@ PRIVATE_FLAG = (
     "with a property that refuses True",
     "",
 )
+STOP_ITERATION = (
+    "set_exception(StopIteration()) raises TypeError on every Python, as asyncio does "
+    "up to 3.12; asyncio 3.13 stores a RuntimeError instead",
+    "3.13",
+)
+TIMEOUT_CONTEXT = (
+    "an error other than CancelledError leaving an expired timeout() block goes on "
+    "unchanged; asyncio 3.13 also attaches a TimeoutError to its context",
+    "3.13",
+)
 DIFFERENCES: dict[str, tuple[str, str]] = {
     "test_futures.PyFutureTests.test_constructor_without_loop": NO_GET_EVENT_LOOP,
     "test_tasks.PyTask_PyFuture_Tests.test_ensure_future_coroutine": NO_GET_EVENT_LOOP,
@@ -199,6 +218,21 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
         "the awaited task's cancellation and can then be cancelled itself",
         "3.11",
     ),
+    "test_runners.RunTests.test_asyncio_run_reports_hanging_tasks_errors": (
+        "stage 2's shutdown message names the function that runs, run(), where "
+        "asyncio's says asyncio.run()",
+        "",
+    ),
+    "test_tasks.PyTask_PyFuture_Tests.test_ensure_future_task_awaitable": (
+        "stage 2's sleep() and the other coroutines it offers are generators, the "
+        "stage's lesson: they have no __await__ method and are no CoroutineType",
+        "3.12 3.13",
+    ),
+    "test_futures.PyFutureTests.test_stop_iteration_exception": STOP_ITERATION,
+    "test_futures.PyFutureTests.test_stop_iteration_subclass_exception": STOP_ITERATION,
+    "test_timeouts.TimeoutTests.test_foreign_exception_on_timeout": TIMEOUT_CONTEXT,
+    "test_timeouts.TimeoutTests.test_foreign_exception_on_timeout_2": TIMEOUT_CONTEXT,
+    "test_timeouts.TimeoutTests.test_timeout_taskgroup": TIMEOUT_CONTEXT,
     "test_taskgroups.TestTaskGroup.test_taskgroup_no_create_task_after_failure": (
         "create_task() closes a coroutine it refuses, as asyncio does since Python 3.13; "
         "the test of 3.11 and 3.12 awaits that coroutine afterwards",
