@@ -274,7 +274,8 @@ class Future:
             raise RuntimeError("Future object is not initialized.")
         return self._loop
 
-    __class_getitem__ = classmethod(types.GenericAlias)  # Future[str], as asyncio.
+    # Future[str], as in asyncio: a types.GenericAlias.
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
 
     def remove_done_callback(self, fn: Callable[[Future], object]) -> int:
         """Forget every registration of ``fn``; return how many there were."""

@@ -29,7 +29,7 @@ import inspect
 import math
 import types
 from collections.abc import Awaitable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from stage2_generators.events import get_running_loop
 from stage2_generators.futures import (
@@ -447,6 +447,7 @@ def ensure_future(aw: Awaitable[Any] | Coroutine, *, loop: EventLoop | None = No
     of another loop than ``loop``.
     """
     if isfuture(aw):
+        aw = cast(Future, aw)  # Or an object that acts as one.
         if loop is not None and aw.get_loop() is not loop:
             raise ValueError(
                 "The future belongs to a different loop than the one specified as the loop argument"
@@ -499,7 +500,7 @@ def _bad_yield(task: Task, result: object) -> RuntimeError:
     )
 
 
-def iscoroutine(obj: object) -> bool:
+def iscoroutine(obj: object) -> TypeGuard[Coroutine]:
     """Tell whether ``obj`` is a coroutine: native, or a generator (the stage's lesson)."""
     return isinstance(obj, (types.CoroutineType, types.GeneratorType, collections.abc.Coroutine))
 

@@ -20,7 +20,6 @@ the reason: decided by running the test, not by a hand-made list.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
@@ -99,13 +98,13 @@ class TestLoop(loop.EventLoop):
     def __init__(self, gen: Callable[[], Generator[Any, float, Any]] | None = None) -> None:
         super().__init__()
         self._check_on_close = gen is not None
-        self._gen = (gen or _no_timers)()
+        self._gen: Generator[Any, float, Any] = (gen or _no_timers)()
         next(self._gen)
         self._time = 0.0
         self._clock_resolution = 1e-9
         self._timers: list[float] = []
         self._selector.close()
-        self._selector = _NoWaitSelector()
+        self._selector = _NoWaitSelector()  # type: ignore[assignment]
 
     def time(self) -> float:
         return self._time
@@ -184,7 +183,7 @@ class _AsyncioLogger:
     """
 
     def __getattr__(self, name: str) -> Any:
-        logger = asyncio.log.logger
+        logger = sys.modules["asyncio.log"].logger
         if sys.modules["asyncio.base_events"].logger is not logger:
             logger = sys.modules["asyncio.base_events"].logger
         return getattr(logger, name)
@@ -277,7 +276,7 @@ class Stage2Adapter(unittest.TestCase):
             super()._callTestMethod(method)  # type: ignore[misc]
 
     @contextlib.contextmanager
-    def subTest(self, msg: Any = None, **params: Any) -> Iterator[None]:  # noqa: N802
+    def subTest(self, msg: Any = None, **params: Any) -> Iterator[None]:
         """Run a subtest; one that needs a name stage 2 lacks skips the whole test."""
         missing: BaseException | None = None
         with super().subTest(msg, **params):

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 try:
-    import test.test_asyncio.utils
+    import test.test_asyncio.utils  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - CI's Pythons have it.
-    pytest.skip("CPython's test package (test.test_asyncio) is not installed", allow_module_level=True)
+    pytest.skip("CPython's test package is not installed", allow_module_level=True)
 
-from stage2_generators import futures, queues, tasks
+from stage2_generators import futures, tasks
 from stage2_generators.tests.cpython_asyncio import NOT_APPLICABLE as SKIP_PREFIX
 from stage2_generators.tests.cpython_asyncio import adapt, replace_test
 
@@ -50,12 +50,20 @@ def _cpython(module: str) -> Any:
     return importlib.import_module(f"test.test_asyncio.{module}")
 
 
-class _TaskTests:
-    """BaseTaskTests' setUp without the task factory: the loop is stage 2's."""
+def _test_loop(self: Any) -> None:
+    """A setUp that gives the test stage 2's loop, as self.loop.
 
-    def setUp(self) -> None:
-        test.test_asyncio.utils.TestCase.setUp(self)  # type: ignore[arg-type]
-        self.loop = self.new_test_loop()  # type: ignore[attr-defined]
+    BaseTaskTests' own also installs a task factory (the loop is stage 2's
+    already); test_pep492's makes an asyncio.BaseEventLoop with mocks.
+    """
+    test.test_asyncio.utils.TestCase.setUp(self)
+    self.loop = self.new_test_loop()
+
+
+class _TaskTests:
+    """BaseTaskTests with stage 2's loop, and a Task without ``context``."""
+
+    setUp = _test_loop
 
     def new_task(self, loop: Any, coro: Any, name: str = "TestTask", context: Any = None) -> Any:
         if context is not None:  # Stage 2's Task takes none: not applicable.
@@ -111,7 +119,11 @@ RUN: dict[str, dict[str, dict[str, Any]]] = {
     "test_taskgroups": {"TestTaskGroup": {}, "TestTaskGroupEager": {}},
     "test_timeouts": {"TimeoutTests": {}},
     "test_runners": {"RunTests": {"setUp": _no_policy, "tearDown": _no_policy}, "RunnerTests": {}},
-    "test_pep492": {"LockTests": {}, "StreamReaderTests": {}, "CoroutineTests": {}},
+    "test_pep492": {
+        "LockTests": {"setUp": _test_loop},
+        "StreamReaderTests": {"setUp": _test_loop},
+        "CoroutineTests": {"setUp": _test_loop},
+    },
 }
 MIXINS = {"PyTask_PyFuture_Tests": _TaskTests}
 
