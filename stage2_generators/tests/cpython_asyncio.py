@@ -6,7 +6,8 @@ implementations: ``BaseFutureTests`` with a ``cls`` attribute,
 subclass of such a test class that, while each test runs:
 
 - gives the CPython test module stage 2 in place of ``asyncio`` (and of
-  ``asyncio.futures``, ``asyncio.tasks``...): ``STAGE2_ASYNCIO`` below;
+  ``asyncio.futures``, ``asyncio.tasks``...): ``STAGE2_ASYNCIO`` below,
+  the differential suite's names (``new_event_loop`` is ``EventLoop``);
 - gives ``new_test_loop()`` stage 2's loop on a clock the test moves
   (``TestLoop``, what CPython's ``test_utils.TestLoop`` does for asyncio),
   and ``IsolatedAsyncioTestCase`` a runner on stage 2's loop;
@@ -34,7 +35,7 @@ from unittest import mock
 from stage2_generators import events, futures, locks, loop, queues, taskgroups, tasks, timeouts
 from stage2_generators.tests.libraries import STAGE2_NAMES
 
-NOT_APPLICABLE = "not applicable: "  # How the skip reason of such a test starts.
+SKIP_PREFIX = "not applicable: "  # How the skip reason of such a test starts.
 
 
 class Stage2Asyncio(types.ModuleType):
@@ -302,7 +303,7 @@ class Stage2Adapter(unittest.TestCase):
             for test_loop in self.__dict__.get("_test_loops", ()):
                 test_loop._check_on_close = False  # The test stopped half-way.
             raise unittest.SkipTest(
-                f"{NOT_APPLICABLE}uses {name}, which stage 2 does not have"
+                f"{SKIP_PREFIX}uses {name}, which stage 2 does not have"
             ) from None
 
 

@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - CI's Pythons have it.
     pytest.skip("CPython's test package is not installed", allow_module_level=True)
 
 from stage2_generators import futures, tasks
-from stage2_generators.tests.cpython_asyncio import NOT_APPLICABLE as SKIP_PREFIX
+from stage2_generators.tests.cpython_asyncio import SKIP_PREFIX
 from stage2_generators.tests.cpython_asyncio import adapt, replace_test
 
 MODULES = (
