@@ -210,12 +210,22 @@ def test_report_writes_summary_and_charts(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     path = report.write(fake_results(), tmp_path)
     text = path.read_text()
-    assert "![Pages per second, by crawler](throughput.png)" in text
+    assert "![Pages per second, by crawler](throughput.svg){ .chart }" in text
+    zh = (tmp_path / "summary.zh.md").read_text()
+    assert "![各爬虫每秒抓取的页面数](throughput.zh.svg){ .chart }" in zh
     # The summary is for readers: the verdicts and the machine's load go to targets.md.
     assert "### Targets" not in text and "verdict" not in text
     assert "### Targets" in (tmp_path / "targets.md").read_text()
-    assert {p.name for p in tmp_path.glob("*.png")} == {"throughput.png", "concurrency.png",
-                                                       "memory.png"}  # fmt: skip
+    names = {"throughput", "concurrency", "memory"}
+    assert {p.name for p in tmp_path.glob("*.svg")} == {
+        f"{name}{lang}.svg" for name in names for lang in ("", ".zh")
+    }
+    for chart in tmp_path.glob("*.svg"):
+        svg = chart.read_text()
+        # Readable in both themes: no background of its own (the dark theme
+        # inverts it), and its words are text, in the page's language.
+        assert "<text" in svg and "fill: #ffffff" not in svg.lower()
+        assert ("第一阶段" in svg) == chart.name.endswith(".zh.svg"), chart.name
     assert json.loads((tmp_path / "results.json").read_text())["runs"] == 2
 
 
@@ -349,7 +359,7 @@ def test_the_committed_summaries_are_what_the_report_writes(path: str) -> None:
     results = committed_results(path)
     for lang, name in (("en", "summary.md"), ("zh", "summary.zh.md")):
         written = (REPO / "docs" / "bench" / path / name).read_text()
-        shown = [n for n in ("throughput.png", "concurrency.png", "memory.png") if n in written]
+        shown = [n for n in report.CHARTS if report.chart_file(n, lang) in written]
         assert report.summary(results, shown, lang) == written, name
 
 
@@ -358,8 +368,8 @@ def test_the_chinese_summary_is_the_english_one_translated(path: str) -> None:
     from markdown.extensions.toc import slugify
 
     results = committed_results(path)
-    english = report.summary(results, ["throughput.png"], "en").splitlines()
-    chinese = report.summary(results, ["throughput.png"], "zh").splitlines()
+    english = report.summary(results, ["throughput.svg"], "en").splitlines()
+    chinese = report.summary(results, ["throughput.svg"], "zh").splitlines()
     assert len(english) == len(chinese)  # Line for line: the same tables and charts.
     for en, zh in zip(english, chinese, strict=True):
         if en.startswith("### "):  # The same anchors, so links work in both languages.
@@ -368,7 +378,7 @@ def test_the_chinese_summary_is_the_english_one_translated(path: str) -> None:
             assert en.count("|") == zh.count("|"), zh
         if en.startswith("| crawler ") or en.startswith("| server ") or en.startswith("| parser "):
             assert not any(word in zh for word in ("crawler", "server", "requests", "parser"))
-    assert "![各爬虫每秒抓取的页面数](throughput.png)" in chinese or path == "servers"
+    assert "![各爬虫每秒抓取的页面数](throughput.zh.svg){ .chart }" in chinese or path == "servers"
 
 
 def test_a_quick_run_says_so_in_both_languages() -> None:
