@@ -306,10 +306,13 @@ def memory_table(m: dict[str, Any], lang: str = "en") -> str:
 
 
 def servers_table(s: dict[str, Any], lang: str = "en") -> str:
-    """Return the servers scenario's table: rates, CPU, load and idle memory."""
+    """Return the servers scenario's tables: rates and CPU under load, then idle connections.
+
+    Two tables, not one of ten columns: one that wide does not fit the page.
+    """
     if "wrk" not in s["runs"]["generators"]:  # A run from before wrk was measured.
         return servers_table_ab_only(s, lang)
-    rows = []
+    rows, idle_rows = [], []
     aiohttp_wrk = [{"x": r["per_second"]} for r in s["runs"]["aiohttp"]["wrk"] if r["per_second"]]
     for name, server in SERVER_NAMES:
         if name not in s["runs"]:
@@ -326,16 +329,24 @@ def servers_table(s: dict[str, Any], lang: str = "en") -> str:
             fmt(med([r["per_second"] for r in runs["wrk"]])),
             fmt(paired_ratio(wrk, aiohttp_wrk, "x"), 2, "×"),
             fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"] + runs["wrk"]]), 2),
-            fmt(idle["kb_per_connection"], 1) if idle else "–",
-            say("{held:,} of {connections:,}", lang).format(**idle) if idle else "–",
-            fmt(idle["machine_busy_cores"], 2) if idle else "–",
         ])  # fmt: skip
+        if idle:
+            idle_rows.append([
+                say(server, lang), fmt(idle["kb_per_connection"], 1),
+                say("{held:,} of {connections:,}", lang).format(**idle),
+                fmt(idle["machine_busy_cores"], 2),
+            ])  # fmt: skip
     header = ["server", "requests/s, new connections (ab)",
               "requests/s, ab -k (HTTP/1.0 keep-alive)", "ab -k requests on a kept connection",
               "requests/s, wrk (HTTP/1.1 keep-alive)", "wrk ÷ aiohttp.web's",
-              "other processes' CPU during ab and wrk (cores)", "kB per idle connection",
-              "idle connections held", "machine busy while held (cores)"]  # fmt: skip
-    return table([say(h, lang) for h in header], rows)
+              "other processes' CPU during ab and wrk (cores)"]  # fmt: skip
+    idle_header = ["server", "kB per idle connection", "idle connections held",
+                   "machine busy while held (cores)"]  # fmt: skip
+    return (
+        table([say(h, lang) for h in header], rows)
+        + "\n\n"
+        + table([say(h, lang) for h in idle_header], idle_rows)
+    )
 
 
 SERVER_NAMES = (
