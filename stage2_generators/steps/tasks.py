@@ -22,6 +22,7 @@ from stage2_generators.steps.future import Future
 from stage2_generators.steps.yield_from import Coroutine, fetch_and_print
 
 
+# --8<-- [start:task]
 class Task(yield_from.Future):
     """Run a coroutine; end, as a Future, with what it returns or raises."""
 
@@ -70,6 +71,9 @@ class Task(yield_from.Future):
         if not self._done:
             yield self  # Up to the Task that waits for this one.
         return self.result()
+
+
+# --8<-- [end:task]
 
 
 def fetch_all(
