@@ -342,10 +342,10 @@ def test_report_of_the_servers_scenario_with_wrk() -> None:
     assert "| stage 2's server | 800 | 800 | 0 of 20 | 950 | 0.70× |" in table
     assert "| step 6 (llhttp) | 1,500 | 1,500 | 20 of 20 | 3,500 | 2.50× | 0.50 |\n" in table
     # Idle connections in a table of their own: ten columns do not fit the page.
-    busy, idle = table.split("\n\n")
+    busy, held = table.split("\n\n")
     assert all(line.count("|") == 8 for line in busy.splitlines())
-    assert "| stage 2's server | 3.0 | 100 of 100 | 1.00 |" in idle.splitlines()
-    assert "llhttp" not in idle  # Step 6 was not measured idle.
+    assert "| stage 2's server | 3.0 | 100 of 100 | 1.00 |" in held.splitlines()
+    assert "llhttp" not in held  # Step 6 was not measured idle.
     assert "| 第 6 步（llhttp） | 1,500 | 1,500 | 20 / 20 |" in report.servers_table(results, "zh")
 
 
