@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import aiohttp
 import pytest
 
-from stage3_asyncio.connections import (
+from shared.crawl.keepalive import (
     CarefulConnector,
     FirstResponseParser,
     OneResponseHandler,

@@ -1,4 +1,4 @@
-"""Draw a crawl's trace (shared/trace.py) as an SVG timeline, and measure its loop.
+"""Draw a crawl's trace (shared/record/trace.py) as an SVG timeline, and measure its loop.
 
 One row per lane (a task, a thread, a Fetcher slot), each fetch an outlined
 bar filled with the colours of its phases; the hand-made loops of stages 1
@@ -9,7 +9,7 @@ legend names only what the figure shows.  The docs build draws the figures
 of the chapters with it, in the page's language (``lang="zh"`` writes the
 labels in Chinese; code stays code)::
 
-    python -m shared.timeline trace.json [more.json ...] > timeline.svg
+    python -m shared.record.timeline trace.json [more.json ...] > timeline.svg
 
 A figure is drawn 998 units wide with 16-unit text: the width of the
 page's text column, and the size of its body text, in a window 1280 px
@@ -31,7 +31,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from shared.trace import LOOP_LANE, PHASES
+from shared.record.trace import LOOP_LANE, PHASES
 
 COLOURS = {  # Mid-tones: legible on white, and on black once inverted.
     "connect": "#4e79a7",
