@@ -2,7 +2,8 @@
 
 ``python -m shared.bench`` serves the test site from a process of its own,
 runs each crawler in a fresh subprocess (so its memory and file descriptors
-are its own), and writes a Markdown summary and PNG charts to ``docs/bench``.
+are its own), and writes a Markdown summary and SVG charts (English and
+Chinese) to ``docs/bench``.
 Four scenarios, each figure a median of several runs:
 
 1. throughput: pages per second on a 10 000-page site with no latency;
