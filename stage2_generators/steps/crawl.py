@@ -55,9 +55,7 @@ class Crawler:
         for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
-
-
-# --8<-- [end:crawler]
+        # --8<-- [end:crawler]
 
 
 if __name__ == "__main__":

@@ -59,9 +59,7 @@ class Task:
         except StopIteration:
             return  # The generator returned: the task is done.
         next_future.add_done_callback(self.step)
-
-
-# --8<-- [end:future]
+        # --8<-- [end:future]
 
 
 # --8<-- [start:fetch]
@@ -88,9 +86,7 @@ def fetch(
         response += chunk
     sock.close()
     progress.end(url, status_line(response))
-
-
-# --8<-- [end:fetch]
+    # --8<-- [end:fetch]
 
 
 if __name__ == "__main__":

@@ -59,9 +59,7 @@ class Queue:
             waiter = Future()
             self.joiners.append(waiter)
             yield from waiter
-
-
-# --8<-- [end:queue]
+        # --8<-- [end:queue]
 
 
 def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
@@ -85,9 +83,7 @@ def worker(
         url = yield from q.get()
         yield from fetch_and_print(url, selector, progress)
         q.task_done()
-
-
-# --8<-- [end:worker]
+    # --8<-- [end:worker]
 
 
 if __name__ == "__main__":

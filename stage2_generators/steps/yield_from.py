@@ -76,9 +76,7 @@ def fetch(url: str, selector: selectors.BaseSelector) -> Coroutine:
     response = yield from read_all(selector, sock)
     sock.close()
     return response
-
-
-# --8<-- [end:yield-from]
+    # --8<-- [end:yield-from]
 
 
 def fetch_and_print(
