@@ -27,7 +27,7 @@ import yarl
 from shared.crawl.crawling import CrawlerBase
 from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
-from shared.record.stats import failure
+from shared.record.stats import Skipped, failure
 from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 
 LOGGER = logging.getLogger("stage3_asyncio")
@@ -111,7 +111,7 @@ class Crawler(CrawlerBase):
         """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
         if self.robots_needed(url):
             await self.robots_of(url)
-        reason = self.admit(url)
+        reason = self.admit(url) or await self.admit_everywhere()
         if reason is not None:
             self.record_skip(url, reason)
             return
@@ -121,6 +121,14 @@ class Crawler(CrawlerBase):
             self.record_statistic(failure(url, error))
             return
         self.handle_response(url, max_redirect, response)
+
+    async def admit_everywhere(self) -> Skipped | None:
+        """Return why no process of the crawl may fetch one more page, or None.
+
+        One process has nothing to add to ``admit``; the shared frontier
+        (``frontier.py``) counts max_pages across its processes here.
+        """
+        return None
 
     async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.

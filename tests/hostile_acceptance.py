@@ -62,6 +62,7 @@ from shared import FetchStatistic, ResponseTooLarge
 from shared.crawl.crawling import BadRedirect
 from shared.record.stats import RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.hostile import HostileServer
 from tests.servers import PageServer
 
@@ -189,6 +190,7 @@ class HostileServerTests:
 
     @pytest.mark.slow
     @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda outcome: outcome.id)
+    @level(6, "http-on-the-wire")
     def test_hostile_server(self, hostile: HostileServer, outcome: Outcome) -> None:
         url = hostile.refused_url if outcome.path is None else hostile.url(outcome.path)
         ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
@@ -230,6 +232,7 @@ class HostileServerTests:
         elif next_url is not None:
             assert next_url not in crawler.seen_urls
 
+    @level(6, "http-on-the-wire")
     def test_a_kept_connection_closed_while_idle_costs_no_try(self, hostile: HostileServer) -> None:
         root = hostile.url("/kept/close-when-idle")
         crawler = self.crawl([root], max_tries=1, max_tasks=1, timeout=TIMEOUT)
@@ -238,6 +241,7 @@ class HostileServerTests:
     # --- Size ------------------------------------------------------------------
 
     @pytest.mark.slow
+    @level(6, "links")
     def test_page_with_100000_links(self, pages: PageServer) -> None:
         hrefs = [f"/keep/{n}" if n % 1000 == 0 else f"/skip/{n}" for n in range(100_000)]
         body = "".join(f'<a href="{href}">{href}</a>\n' for href in hrefs).encode()
@@ -252,6 +256,7 @@ class HostileServerTests:
         assert (stat.num_urls, stat.num_new_urls) == (100, 100)
         assert len(crawler.done) == 101 == len(crawler.seen_urls)
 
+    @level(6, "fetching-one-url")
     def test_50_mb_body_is_cut_at_max_size(self, pages: PageServer) -> None:
         size, chunk = 50 * 2**20, b"<p>" + b"x" * (2**16 - 7) + b"</p>"
 
@@ -278,6 +283,7 @@ class HostileServerTests:
     # --- robots.txt ------------------------------------------------------------
 
     @pytest.mark.parametrize("robots", ["huge", "redirecting", "malformed", "slow"])
+    @level(6, "politeness")
     def test_hostile_robots_txt(self, robots: str) -> None:
         options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "obey_robots": True}
         with HostileServer(robots=robots) as hostile:

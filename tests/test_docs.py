@@ -241,6 +241,12 @@ def test_code_blocks_are_included_or_executed(page: Path) -> None:
         )
 
 
+# Where code shown on a page lives: the lesson, the hooks, and the broken
+# crawlers that the page "Build your own" shows.
+SECTION_FOLDERS = [
+    *("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs"),
+    "tests/broken",
+]
 SECTION_START = re.compile(r"#\s*--8<--\s*\[start:(?P<name>[\w-]+)\]")
 SECTION_INCLUDE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<name>[\w-]+)"')
 # Sections whose code has landed before the page that shows it: each owner
@@ -251,11 +257,7 @@ PENDING_SECTIONS: set[str] = set()
 
 def test_every_snippet_section_is_included() -> None:
     """A section marked in the code is shown on some page, or its markers go."""
-    sources = [
-        path
-        for folder in ("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs")
-        for path in (ROOT / folder).rglob("*.py")
-    ]
+    sources = [path for folder in SECTION_FOLDERS for path in (ROOT / folder).rglob("*.py")]
     marked = {
         f"{path.relative_to(ROOT).as_posix()}:{match['name']}"
         for path in sources

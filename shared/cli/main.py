@@ -52,6 +52,7 @@ EXIT_OK = 0
 EXIT_NOTHING_FETCHED = 1  # No root could be fetched: refused, unreachable, every try failed.
 EXIT_USAGE = 2  # Bad arguments: nothing was started.
 EXIT_MISMATCH = 3  # The crawl of the bundled site differs from what the site expects.
+# 4: with --frontier, the crawl was lost from its server (shared.cli.frontier.EXIT_LOST).
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT: 128 + 2.
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # What starts a URL, or host:port.
 
