@@ -178,13 +178,15 @@ class Crawler(CrawlerBase):
         """Learn the robots.txt rules of ``url``'s host, fetching them only once.
 
         The first worker to need them starts a task that fetches them; every
-        worker that needs them meanwhile waits for that same task.
+        worker that needs them meanwhile waits for that same task, through
+        ``shield``: a worker cancelled while it waits must not cancel the
+        fetch that the others wait for too.
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
             fetch = asyncio.create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
             self.robots_fetches[host.origin] = fetch
-        host.rules = await self.robots_fetches[host.origin]
+        host.rules = await asyncio.shield(self.robots_fetches[host.origin])
 
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Fetch a host's robots.txt (following redirects) and return its rules."""

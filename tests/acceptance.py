@@ -35,6 +35,7 @@ from aiohttp import web
 
 from shared import FetchStatistic, report
 from shared.cli import SERVERS, site_server
+from shared.polite import RobotsRules
 from shared.server import ServerThread, make_app
 from shared.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
@@ -791,3 +792,57 @@ class TaskGroupTests:
         with pytest.raises(ExceptionGroup) as raised:
             run_with_deadline(lambda: self.stage.run(crawler))
         assert raised.group_contains(RuntimeError, match="a bug in record_crash")
+
+
+class SharedRobotsTests:
+    """For the stages whose workers share one robots.txt task per host (2 and 3).
+
+    A subclass sets ``stage``, and ``lib``: the module or namespace with
+    the stage's ``run``, ``create_task``, ``sleep`` and ``get_running_loop``.
+    """
+
+    stage: types.ModuleType
+    lib: Any
+
+    def test_a_cancelled_waiter_leaves_the_robots_fetch_to_the_others(self) -> None:
+        # Awaited directly, the shared task was cancelled with the first
+        # waiter, and every other worker of the host got CancelledError.
+        lib = self.lib
+        rules = RobotsRules.allow_all()
+        stage_crawler: Any = self.stage.Crawler
+
+        class HeldRobotsCrawler(stage_crawler):
+            """A crawler whose robots.txt arrives when the test says so."""
+
+            released: Any = None  # A future of the running loop.
+            fetches = 0
+
+            async def fetch_robots(self, host: Any) -> RobotsRules:
+                self.fetches += 1
+                await self.released
+                return rules
+
+        url = "http://robots.test/page"
+        crawler = HeldRobotsCrawler([url])
+
+        async def main() -> tuple[Any, Any]:
+            crawler.released = lib.get_running_loop().create_future()
+            first = lib.create_task(crawler.robots_of(url))
+            second = lib.create_task(crawler.robots_of(url))
+            for _ in range(3):  # Both wait for the one fetch now.
+                await lib.sleep(0)
+            first.cancel()
+            for _ in range(3):
+                await lib.sleep(0)
+            if not crawler.released.done():  # Else the cancellation reached the fetch.
+                crawler.released.set_result(None)
+            for _ in range(3):
+                await lib.sleep(0)
+            return first, second
+
+        first, second = run_with_deadline(lambda: lib.run(main()))
+        assert first.cancelled()
+        assert not second.cancelled()
+        assert second.done() and second.exception() is None
+        assert crawler.fetches == 1
+        assert crawler.polite.host(url).rules is rules
