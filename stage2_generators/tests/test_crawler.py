@@ -27,7 +27,13 @@ from stage2_generators.crawler import Crawler, run
 from stage2_generators.futures import Future
 from stage2_generators.tasks import Task
 from stage2_generators.tests.libraries import STAGE2
-from tests.acceptance import SharedRobotsTests, TaskGroupTests, open_fds, run_with_deadline, wait_for_fds
+from tests.acceptance import (
+    SharedRobotsTests,
+    TaskGroupTests,
+    open_fds,
+    run_with_deadline,
+    wait_for_fds,
+)
 from tests.servers import PageServer
 from tests.tls import client_tls, server_tls
 
