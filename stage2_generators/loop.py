@@ -272,8 +272,13 @@ class EventLoop:
             old.cancel()
         return handle
 
-    def _remove_handle(self, fd: int | socket.socket, event: int) -> bool:
-        """Unregister the handle for ``event`` on ``fd``; False if there was none."""
+    def _remove_handle(
+        self, fd: int | socket.socket, event: int, only: Handle | None = None
+    ) -> bool:
+        """Unregister the handle for ``event`` on ``fd``; False if there was none.
+
+        With ``only``, unregister it only if it is that handle: False if another.
+        """
         if self._closed:
             return False
         try:
@@ -285,7 +290,7 @@ class EventLoop:
             old, handles = reader, (None, writer)
         else:
             old, handles = writer, (reader, None)
-        if old is None:
+        if old is None or (only is not None and old is not only):
             return False
         if key.events == event:
             self._selector.unregister(fd)
@@ -302,15 +307,17 @@ class EventLoop:
         """Wait until ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
 
         The chapter's read() in general form: register a future with the
-        selector, yield from it, and unregister, also when cancelled.
+        selector, yield from it, and unregister, also when cancelled.  Only
+        our own handle is removed: if another replaced it meanwhile (the
+        number of a closed socket is soon another socket's), it stays.
         """
         fd = sock.fileno()
         future = self.create_future()
-        self._add_handle(fd, event, Handle(_wake, (future,), self))
+        handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
         try:
             yield from future
         finally:
-            self._remove_handle(fd, event)
+            self._remove_handle(fd, event, only=handle)
 
     @types.coroutine
     def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
@@ -318,8 +325,10 @@ class EventLoop:
         try:
             sock.connect(address)
             return
-        except BlockingIOError:
-            pass  # The kernel goes on connecting: wait for it (outside the except).
+        except (BlockingIOError, InterruptedError):
+            # The kernel goes on connecting (also when a signal interrupted
+            # the call): wait for it, outside the except.
+            pass
         yield from self._wait_ready(sock, selectors.EVENT_WRITE)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:

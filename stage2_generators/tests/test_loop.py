@@ -7,11 +7,14 @@ Modelled on CPython's ``test_asyncio/test_base_events.py`` and
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import selectors
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -486,6 +489,48 @@ def test_cancelling_sock_recv_removes_the_reader(loop: EventLoop, pair) -> None:
     with pytest.raises(CancelledError):
         loop.run_until_complete(task)
     assert not loop._selector.get_map()
+
+
+def test_a_wait_that_ends_leaves_a_newer_handler_of_its_descriptor(
+    loop: EventLoop, pair
+) -> None:
+    # The wait's cleanup removed whatever handler the descriptor had: here
+    # the newer reader, which then never ran (and the loop had nothing left
+    # to wait for).
+    first, second = pair
+    waiter = loop.create_task(loop.sock_recv(first, 100))
+    run_briefly(loop)  # The waiter watches the socket now.
+    called = loop.create_future()
+    loop.add_reader(first.fileno(), lambda: called.done() or called.set_result(True))
+    waiter.cancel()
+    with pytest.raises(CancelledError):
+        loop.run_until_complete(waiter)
+    second.send(b"x")
+    assert loop.run_until_complete(called) is True
+    loop.remove_reader(first.fileno())
+
+
+class InterruptedConnectSocket(socket.socket):
+    """A socket whose connect() is interrupted by a signal (EINTR) as it starts."""
+
+    def connect(self, address: Any) -> None:
+        with contextlib.suppress(BlockingIOError):
+            super().connect(address)  # The kernel starts connecting, or is done.
+        raise InterruptedError(errno.EINTR, "Interrupted system call")
+
+
+def test_sock_connect_waits_on_after_an_interrupted_call(loop: EventLoop) -> None:
+    # InterruptedError was raised as a failure, though the kernel goes on
+    # connecting, as after EINPROGRESS.
+    with (
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        InterruptedConnectSocket() as client,
+    ):
+        client.setblocking(False)
+        loop.run_until_complete(loop.sock_connect(client, listener.getsockname()))
+        conn, _ = listener.accept()
+        with conn:
+            assert conn.getpeername() == client.getsockname()
 
 
 def test_sock_connect_and_talk(loop: EventLoop) -> None:
