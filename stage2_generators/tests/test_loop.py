@@ -491,9 +491,7 @@ def test_cancelling_sock_recv_removes_the_reader(loop: EventLoop, pair) -> None:
     assert not loop._selector.get_map()
 
 
-def test_a_wait_that_ends_leaves_a_newer_handler_of_its_descriptor(
-    loop: EventLoop, pair
-) -> None:
+def test_a_wait_that_ends_leaves_a_newer_handler_of_its_descriptor(loop: EventLoop, pair) -> None:
     # The wait's cleanup removed whatever handler the descriptor had: here
     # the newer reader, which then never ran (and the loop had nothing left
     # to wait for).

@@ -7,9 +7,13 @@ listening sockets on 127.0.0.1.
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
 import selectors
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -25,7 +29,7 @@ from stage2_generators.server.streams import (
     open_connection,
 )
 from stage2_generators.server.tcp import Server, start_server
-from stage2_generators.tasks import gather
+from stage2_generators.tasks import gather, sleep
 from stage2_generators.tests.support import run_briefly
 
 BIG = 4 * 2**20  # More than the kernel buffers of a socket pair hold.
@@ -357,6 +361,55 @@ def test_an_error_in_client_connected_is_reported_and_closes_the_connection(
 
     assert loop.run_until_complete(main()) == b""
     assert [type(context["exception"]) for context in reported] == [ValueError]
+
+
+class FailingListener(socket.socket):
+    """A listening socket whose accept() first fails with each of ``errors``."""
+
+    errors: list[int]
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if self.errors:
+            number = self.errors.pop(0)
+            raise OSError(number, os.strerror(number))
+        return super().accept()
+
+
+@pytest.mark.parametrize(
+    "number",
+    [errno.ECONNABORTED, errno.EPERM, errno.EPROTO, errno.EMFILE, errno.EINVAL],
+    ids=errno.errorcode.get,
+)
+def test_a_failed_accept_is_logged_and_the_server_goes_on(
+    loop: EventLoop, number: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Any error but EMFILE, ENFILE and ENOBUFS ended the accepting task:
+    # the server stayed up, accepting no one, for good.
+    reported = []
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
+    listener = FailingListener()
+    listener.errors = [number]
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+
+    def main():
+        server = Server(listener, shout)
+        server.accept_retry_delay = 0  # The pause after an error that is no client's own.
+        while listener.errors:
+            yield from sleep(0)
+        yield from sleep(0)  # The accepting task has handled the error.
+        serving = server.is_serving()
+        answers = (yield from talk(port_of(server), [b"x\n"])) if serving else None
+        server.close()
+        yield from server.wait_closed()
+        return serving, answers
+
+    with caplog.at_level(logging.INFO, logger="stage2_generators"):
+        assert loop.run_until_complete(main()) == (True, [b"X\n"])
+    said = [record.getMessage() for record in caplog.records]
+    said += [str(context["exception"]) for context in reported]  # An unexpected error.
+    assert len(said) == 1 and os.strerror(number) in said[0]
 
 
 def test_start_server_on_a_port_in_use_raises(loop: EventLoop) -> None:
