@@ -223,9 +223,30 @@ def test_drain_raises_when_the_peer_has_gone(loop: EventLoop, pair) -> None:
     with pytest.raises(ConnectionResetError, match="connection lost"):
         loop.run_until_complete(writer.drain())
     assert writer.is_closing()
+    assert not watched_for_writing(loop, ours)
+    assert ours.fileno() != -1  # Until its owner closes it: a reader may wait on it.
+    writer.close()
     loop.run_until_complete(writer.wait_closed())
     assert ours.fileno() == -1
-    assert not watched_for_writing(loop, ours)
+
+
+def test_a_failed_send_leaves_the_socket_to_the_reader_waiting_on_it(
+    loop: EventLoop, pair
+) -> None:
+    # The writer closed the socket when a send failed, while the reader
+    # waited on it: the reader then read from a closed socket (EBADF), and
+    # the number of the closed socket stayed in the selector.
+    ours, peer = pair
+    reader, writer = in_loop(loop, lambda: (StreamReader(ours), StreamWriter(ours)))
+    writer.write(b"x" * BIG)  # Held in the buffer: the peer does not read.
+    reading = loop.create_task(reader.read(100))
+    run_briefly(loop)  # The reader waits for the socket now.
+    peer.close()  # With unread bytes: a reset, both readable and writable (EPIPE).
+    with pytest.raises(ConnectionResetError):  # What the socket says, not EBADF.
+        loop.run_until_complete(reading)
+    assert ours.fileno() != -1 and writer.is_closing()
+    writer.close()
+    assert ours.fileno() == -1 and not loop._selector.get_map()
 
 
 def test_close_sends_the_buffer_before_closing(loop: EventLoop, pair) -> None:
