@@ -230,9 +230,7 @@ def test_drain_raises_when_the_peer_has_gone(loop: EventLoop, pair) -> None:
     assert ours.fileno() == -1
 
 
-def test_a_failed_send_leaves_the_socket_to_the_reader_waiting_on_it(
-    loop: EventLoop, pair
-) -> None:
+def test_a_failed_send_leaves_the_socket_to_the_reader_waiting_on_it(loop: EventLoop, pair) -> None:
     # The writer closed the socket when a send failed, while the reader
     # waited on it: the reader then read from a closed socket (EBADF), and
     # the number of the closed socket stayed in the selector.
