@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -79,7 +80,10 @@ class EventLoop:
         self._running = False
         self._closed = False
         self._exception_handler: Callable[[EventLoop, dict[str, Any]], object] | None = None
-        self._tasks: set[Task] = set()  # The tasks not done yet, for all_tasks().
+        # The tasks not done yet, for all_tasks(), held weakly as asyncio holds
+        # them: a task that nothing else refers to (waiting on a future that
+        # nobody keeps) is freed, and Task.__del__ reports it.
+        self._tasks: weakref.WeakSet[Task] = weakref.WeakSet()
         self._current_task: Task | None = None  # The task taking a step, if any.
         self._tasks_made = 0  # For the default task names: Task-1, Task-2...
         self._internal_fds = 0  # Sockets watched for run()'s Ctrl+C: no task waits on them.
