@@ -80,9 +80,14 @@ class Crawler(CrawlerBase):
         """Run the crawl until every queued URL is done.
 
         The workers run in a task group, so none outlives the crawl, and
-        a worker that dies of a bug ends the crawl with that error.
+        a worker that dies of a bug ends the crawl with that error.  A
+        robots.txt fetch that a stopped crawl leaves running is cancelled.
         """
-        yield from run_in_group(self.crawl_in)
+        try:
+            yield from run_in_group(self.crawl_in)
+        finally:
+            for fetch in self.robots_fetches.values():
+                fetch.cancel()  # Shielded: left running if the crawl was stopped.
 
     def crawl_in(self, group: TaskGroup) -> Coroutine:
         """Start the workers in ``group``, wait for the queue, stop them."""

@@ -59,7 +59,11 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:crawl]
     async def crawl(self) -> None:
-        """Run the crawl until every queued URL is done."""
+        """Run the crawl until every queued URL is done.
+
+        A robots.txt fetch that a stopped crawl leaves running is
+        cancelled before the session closes.
+        """
         connector = CarefulConnector(limit=self.max_tasks)  # See connections.py.
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
@@ -78,8 +82,12 @@ class Crawler(CrawlerBase):
             self.session._retry_connection = False
             # No worker outlives the crawl, and one that dies of a bug ends
             # the crawl with its error instead of vanishing.
-            async with asyncio.TaskGroup() as group:
-                await self.crawl_in(group)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    await self.crawl_in(group)
+            finally:
+                for fetch in self.robots_fetches.values():
+                    fetch.cancel()  # Shielded: left running if the crawl was stopped.
 
     async def crawl_in(self, group: asyncio.TaskGroup) -> None:
         """Start the workers in ``group``, wait for the queue, stop them."""

@@ -16,6 +16,7 @@ fails its test instead of hanging the suite.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import gzip
 import logging
@@ -798,7 +799,8 @@ class SharedRobotsTests:
     """For the stages whose workers share one robots.txt task per host (2 and 3).
 
     A subclass sets ``stage``, and ``lib``: the module or namespace with
-    the stage's ``run``, ``create_task``, ``sleep`` and ``get_running_loop``.
+    the stage's ``run``, ``create_task``, ``sleep``, ``get_running_loop``
+    and ``CancelledError``.
     """
 
     stage: types.ModuleType
@@ -846,3 +848,33 @@ class SharedRobotsTests:
         assert second.done() and second.exception() is None
         assert crawler.fetches == 1
         assert crawler.polite.host(url).rules is rules
+
+    def test_a_stopped_crawl_cancels_the_robots_fetch_it_left(self) -> None:
+        # Shielded, the fetch no longer ends with the last worker waiting
+        # for it: the crawl stops it itself, before its connections close.
+        lib = self.lib
+        stage_crawler: Any = self.stage.Crawler
+
+        class NeverRobotsCrawler(stage_crawler):
+            """A crawler whose robots.txt never arrives."""
+
+            async def fetch_robots(self, host: Any) -> RobotsRules:
+                await lib.get_running_loop().create_future()
+                raise AssertionError("unreachable")
+
+        crawler = NeverRobotsCrawler(["http://robots.test/"], obey_robots=True)
+
+        async def main() -> bool:
+            crawling = lib.create_task(crawler.crawl())
+            while not crawler.robots_fetches:
+                await lib.sleep(0)
+            await lib.sleep(0)  # The worker waits for the fetch now.
+            crawling.cancel()
+            with contextlib.suppress(lib.CancelledError):
+                await crawling
+            for _ in range(3):  # The fetch takes its cancellation, if it got one.
+                await lib.sleep(0)
+            (fetch,) = crawler.robots_fetches.values()
+            return fetch.cancelled()  # Now: run() would cancel it anyway, later.
+
+        assert run_with_deadline(lambda: lib.run(main())) is True
