@@ -8,7 +8,7 @@ first line and the parts of a response, the test site's first pages,
 which links of a page to follow, and the line printed for each page (with
 the time since the start and the fetches in flight, so that a step shows
 how concurrent it is).  A reader typing the steps outside this
-repository copies this file and ``shared/links.py`` (the link parser) next
+repository copies this file and ``shared/web/links.py`` (the link parser) next
 to them.
 """
 
@@ -18,9 +18,9 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 
-from shared.links import page_links
+from shared.web.links import page_links
 
-DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.site`` serves.
+DEFAULT_URL = "http://127.0.0.1:8000/"  # Where ``python -m shared.testsite`` serves.
 
 
 def url_from_argv() -> str:

@@ -1,5 +1,5 @@
 """Run stage 1 from the command line: ``python -m stage1_callbacks ROOT...``."""
 
-from shared.cli import main
+from shared.cli.main import main
 
 raise SystemExit(main(stage="callbacks"))

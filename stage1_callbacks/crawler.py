@@ -15,7 +15,7 @@ socket and the bytes read on its ``Fetcher``, the requests in flight on the
 ``Crawler``.  The retry loop is spread over ``fetch`` and ``on_response``.
 
 Politeness (robots.txt, a delay and a limit per host) is decided in
-``shared.polite``; this stage waits for it the callback way: a page whose
+``shared.crawl.polite``; this stage waits for it the callback way: a page whose
 host's robots.txt is not known yet is parked in a list, a request whose
 host is busy waits in the host's line, and a request that must wait for
 the delay is a ``call_later`` timer.
@@ -35,11 +35,11 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from shared.crawling import CrawlerBase
-from shared.http import BadResponse, Response
-from shared.polite import MAX_ROBOTS_SIZE, RobotsFetch, origin_of
-from shared.resolver import Resolver
-from shared.stats import failure
+from shared.crawl.crawling import CrawlerBase
+from shared.crawl.polite import MAX_ROBOTS_SIZE, RobotsFetch, origin_of
+from shared.record.stats import failure
+from shared.web.http import BadResponse, Response
+from shared.web.resolver import Resolver
 from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher
@@ -104,11 +104,7 @@ class Crawler(CrawlerBase):
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
-        if max_redirect is None:
-            max_redirect = self.max_redirect
-        LOGGER.debug("adding %s %d", url, max_redirect)
-        self.seen_urls.add(url)
-        self.q.append((url, max_redirect))
+        self.q.append(self.seen(url, max_redirect))
 
     # --8<-- [end:crawler]
 
@@ -254,7 +250,7 @@ class Crawler(CrawlerBase):
         return False
 
     def come_back_later(self, job: Job, response: Response) -> bool:
-        """Return True to try a page again after a 429 or 503 (shared.retry)."""
+        """Return True to try a page again after a 429 or 503 (shared.web.retry)."""
         assert self.loop is not None, "the crawler runs inside run()"
         if job.robots is not None:  # A 429 or 503 robots.txt disallows everything.
             return False
@@ -336,9 +332,8 @@ def run(crawler: Crawler) -> Crawler:
         loop.run()
     finally:
         crawler.close()
-        crawler.t1 = crawler.t1 or time.time()
         loop.close()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

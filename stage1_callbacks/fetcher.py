@@ -10,7 +10,7 @@ because every callback starts with an empty stack.  The end of the request,
 success or failure, is reported exactly once, to one callback.
 
 Left out compared with asyncio and aiohttp: name lookups in a thread (here
-they block, see ``shared.resolver``), connecting to several addresses at once
+they block, see ``shared.web.resolver``), connecting to several addresses at once
 ("happy eyeballs": here they are tried one after another), keep-alive and
 connection pools, proxies, and reading a body into a stream instead of
 memory.  https lives in ``stage1_callbacks.tls``: the same chain with a
@@ -23,9 +23,9 @@ import os
 import socket
 from collections.abc import Callable, Iterator, Mapping
 
-from shared.http import USER_AGENT, Response, ResponseParser, build_request, request_target
-from shared.resolver import Address, Resolver
-from shared.trace import NO_TRACE, Trace
+from shared.record.trace import NO_TRACE, Trace
+from shared.web.http import USER_AGENT, Response, ResponseParser, build_request, request_target
+from shared.web.resolver import Address, Resolver
 from stage1_callbacks.loop import EVENT_READ, EVENT_WRITE, EventLoop, Handle
 
 RECV_SIZE = 64 * 1024  # Bytes asked of each recv(); bigger than any TLS record.
@@ -35,7 +35,7 @@ RECV_SIZE = 64 * 1024  # Bytes asked of each recv(); bigger than any TLS record.
 class Fetcher:
     """Fetch one URL over one non-blocking socket, then call ``callback(self)``.
 
-    After the callback, exactly one of ``response`` (a shared.http.Response)
+    After the callback, exactly one of ``response`` (a shared.web.http.Response)
     and ``exception`` is set.  Network failures arrive as OSError (refused,
     reset, TimeoutError after ``timeout`` seconds for the whole request,
     socket.gaierror for a name that does not resolve) or BadResponse.
@@ -78,7 +78,7 @@ class Fetcher:
         self.done = False
         self.response: Response | None = None
         self.exception: Exception | None = None
-        self.trace = trace  # Notes the phases of the request (shared/trace.py).
+        self.trace = trace  # Notes the phases of the request (shared/record/trace.py).
 
     def __repr__(self) -> str:
         return f"<Fetcher {self.url} {'done' if self.done else 'running'}>"

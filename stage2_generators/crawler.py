@@ -12,13 +12,13 @@ The loop, futures, tasks, task group, queue and ``wait_for`` are this
 stage's own (``loop.py``, ``futures.py``, ``tasks.py``, ``taskgroups.py``,
 ``queues.py``), with asyncio's names, so that stage 3 only swaps them for
 the real ones.
-Politeness (robots.txt, a delay and a limit per host, see ``shared.polite``)
+Politeness (robots.txt, a delay and a limit per host, see ``shared.crawl.polite``)
 waits with the same primitives: a ``Semaphore`` per host, ``sleep`` for the
 delay, and one ``Task`` per host that fetches its robots.txt.
 
 What is left out compared with stage 3: keep-alive connections (each
 request opens a connection and the server closes it, HTTP/1.0) and name
-resolution in a thread (see ``shared.resolver``).  https is supported with
+resolution in a thread (see ``shared.web.resolver``).  https is supported with
 the standard ``ssl`` module over the same non-blocking sockets, in
 ``stage2_generators.tls``.
 """
@@ -32,11 +32,11 @@ import time
 from collections.abc import Generator, Iterable
 from typing import Any
 
-from shared.crawling import CrawlerBase
-from shared.http import BadResponse, ResponseParser, build_request, request_target
-from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, origin_of
-from shared.resolver import Resolver
-from shared.stats import failure
+from shared.crawl.crawling import CrawlerBase
+from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, origin_of
+from shared.record.stats import failure
+from shared.web.http import BadResponse, ResponseParser, build_request, request_target
+from shared.web.resolver import Resolver
 from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
@@ -60,18 +60,14 @@ class Crawler(CrawlerBase):
     def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: Queue[tuple[str, int]] = Queue()
-        self.resolver = Resolver()  # Blocking lookups, once per host: see shared.resolver.
+        self.resolver = Resolver()  # Blocking lookups, once per host: see shared.web.resolver.
         self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
         self.host_slots: dict[str, Semaphore] = {}  # max_per_host, per host.
         self.robots_fetches: dict[str, Task] = {}  # One robots.txt fetch per host.
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
-        if max_redirect is None:
-            max_redirect = self.max_redirect
-        LOGGER.debug("adding %s %d", url, max_redirect)
-        self.seen_urls.add(url)
-        self.q.put_nowait((url, max_redirect))
+        self.q.put_nowait(self.seen(url, max_redirect))
 
     # --8<-- [end:crawler]
 
@@ -139,7 +135,7 @@ class Crawler(CrawlerBase):
         """GET ``url``, trying again after a network failure, up to max_tries times.
 
         With ``come_back``, a 429 or 503 answer is tried again too, once the
-        wait it asks for (or a backoff) has passed: see ``shared.retry``.
+        wait it asks for (or a backoff) has passed: see ``shared.web.retry``.
 
         Raises the last failure (OSError, BadResponse or TimeoutError).
         """
@@ -312,8 +308,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         event_loop.run(crawler.crawl(), recorder=crawler.recorder)
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

@@ -45,7 +45,7 @@ import weakref
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
-from shared.trace import NO_TRACE, Trace
+from shared.record.trace import NO_TRACE, Trace
 from stage2_generators.events import (
     Handle,
     TimerHandle,
@@ -518,7 +518,7 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
     cleaned up.  Raises RuntimeError when called while a loop runs in this
     thread, ValueError if ``main`` is no coroutine (a generator counts as
     one, as in the chapter); else returns or raises what ``main`` does.
-    ``recorder`` notes what the loop does (shared/trace.py).
+    ``recorder`` notes what the loop does (shared/record/trace.py).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")

@@ -1,5 +1,5 @@
 """Run stage 3 from the command line: ``python -m stage3_asyncio ROOT...``."""
 
-from shared.cli import main
+from shared.cli.main import main
 
 raise SystemExit(main(stage="asyncio"))

@@ -9,7 +9,7 @@ does the work underneath: asyncio supplies the loop, the tasks and the
 queue, and aiohttp speaks HTTP (with keep-alive connections, which stages 1
 and 2 leave out).  Redirects are still handled by hand, because the crawler
 wants to see and count each hop.  Politeness (robots.txt, a delay and a
-limit per host, see ``shared.polite``) waits as stage 2 does, with
+limit per host, see ``shared.crawl.polite``) waits as stage 2 does, with
 asyncio's own ``Semaphore``, ``sleep`` and a ``Task`` per host.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 import aiohttp
 import yarl
 
-from shared.crawling import CrawlerBase
-from shared.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
-from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
-from shared.stats import failure
-from stage3_asyncio.connections import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
+from shared.crawl.crawling import CrawlerBase
+from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
+from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
+from shared.record.stats import failure
+from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
 
 LOGGER = logging.getLogger("stage3_asyncio")
 NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
@@ -49,11 +49,7 @@ class Crawler(CrawlerBase):
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget."""
-        if max_redirect is None:
-            max_redirect = self.max_redirect
-        LOGGER.debug("adding %s %d", url, max_redirect)
-        self.seen_urls.add(url)
-        self.q.put_nowait((url, max_redirect))
+        self.q.put_nowait(self.seen(url, max_redirect))
 
     # --8<-- [end:crawler]
 
@@ -64,10 +60,10 @@ class Crawler(CrawlerBase):
         A robots.txt fetch that a stopped crawl leaves running is
         cancelled before the session closes.
         """
-        connector = CarefulConnector(limit=self.max_tasks)  # See connections.py.
+        connector = CarefulConnector(limit=self.max_tasks)  # See shared/crawl/keepalive.py.
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
-        # auto_decompress=False: the body is decoded by shared.http.BodyDecoder,
+        # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
         # as in stages 1 and 2, so max_size bounds the decoded bytes.
         async with aiohttp.ClientSession(
             connector=connector,
@@ -138,7 +134,7 @@ class Crawler(CrawlerBase):
         """GET ``url``, trying again after a network failure, up to max_tries times.
 
         With ``come_back``, a 429 or 503 answer is tried again too, once the
-        wait it asks for (or a backoff) has passed: see ``shared.retry``.
+        wait it asks for (or a backoff) has passed: see ``shared.web.retry``.
 
         Raises the last failure (aiohttp.ClientError or TimeoutError).
         """
@@ -240,7 +236,7 @@ class Crawler(CrawlerBase):
         """Send a GET for ``url``; return the response once its head has arrived.
 
         A kept connection that the server had closed costs no try: the
-        request goes again on another connection (connections.py says why).
+        request goes again on another connection (shared/crawl/keepalive.py says why).
         Raises aiohttp.ClientError or TimeoutError.
         """
         assert self.session is not None, "send() runs only inside crawl()"
@@ -284,8 +280,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         asyncio.run(crawler.crawl())
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

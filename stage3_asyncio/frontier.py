@@ -39,12 +39,11 @@ import redis.asyncio.retry
 import redis.backoff
 import redis.exceptions
 
-from shared.frontier_cli import DEFAULT_LEASE, check_url
-from shared.http import Response
-from shared.options import finite, seconds
-from shared.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
-from shared.report import stat_to_json
-from shared.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
+from shared.crawl.options import DEFAULT_LEASE, check_frontier_url, finite, seconds
+from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
+from shared.record.report import stat_to_json
+from shared.record.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
+from shared.web.http import Response
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
@@ -188,7 +187,7 @@ class Frontier:
 
     def __init__(self, url: str, lease: float = DEFAULT_LEASE) -> None:
         finite(seconds(zero_allowed=False))("lease", lease)
-        self.url = check_url(url)
+        self.url = check_frontier_url(url)
         self.lease = lease
         # A few quick tries ride out a dropped connection; the scripts are
         # safe to send again (a URL taken twice only waits for its lease).
@@ -635,7 +634,7 @@ def first(group: BaseExceptionGroup[Any], kind: type[Exception]) -> Exception | 
 
 @dataclasses.dataclass
 class StoredCrawl:
-    """A crawl read back from its frontier: what ``shared.report`` prints."""
+    """A crawl read back from its frontier: what ``shared.record.report`` prints."""
 
     done: list[FetchStatistic]
     seen_urls: set[str]
@@ -659,7 +658,7 @@ async def load_crawl(frontier: Frontier, max_tasks: int) -> StoredCrawl:
 
 
 def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) -> FetchStatistic:
-    """Return the statistic that ``shared.report.stat_to_json`` wrote as ``line``.
+    """Return the statistic that ``shared.record.report.stat_to_json`` wrote as ``line``.
 
     The exception comes back as an exception of the same class name (made
     once per name in ``kinds``) and message: all that the report shows.

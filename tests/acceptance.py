@@ -35,10 +35,10 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, report
-from shared.cli import SERVERS, site_server
-from shared.polite import RobotsRules
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
+from shared.cli.main import SERVERS, site_server
+from shared.crawl.polite import RobotsRules
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests
@@ -355,7 +355,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_redirect("/", "/target#frag", status)
         target = pages.add_page("/target", [])
         crawler = self.crawl([root])
-        assert crawler.done[0] == FetchStatistic(root, target, status, None, 0, None, None, 0, 0)
+        assert crawler.done[0] == FetchStatistic(
+            url=root,
+            next_url=target,
+            status=status,
+            exception=None,
+            size=0,
+            content_type=None,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
+        )
         assert crawler.done[1][:3] == (target, None, 200)
 
     def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
@@ -431,7 +441,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_handler("/", no_location)
         crawler = self.crawl([root])
         assert crawler.done == [
-            FetchStatistic(root, None, 302, None, 16, "text/plain", "utf-8", 0, 0)
+            FetchStatistic(
+                url=root,
+                next_url=None,
+                status=302,
+                exception=None,
+                size=16,
+                content_type="text/plain",
+                encoding="utf-8",
+                num_urls=0,
+                num_new_urls=0,
+            )
         ]
 
     @pytest.mark.parametrize(
@@ -487,7 +507,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url])
         assert crawler.done == [
-            FetchStatistic(server.url, None, 200, None, 18, None, "utf-8", 0, 0)
+            FetchStatistic(
+                url=server.url,
+                next_url=None,
+                status=200,
+                exception=None,
+                size=18,
+                content_type=None,
+                encoding="utf-8",
+                num_urls=0,
+                num_new_urls=0,
+            )
         ]
 
     @pytest.mark.parametrize(
@@ -517,7 +547,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_page("/", body=body, status=404)
         crawler = self.crawl([root])
         assert crawler.done == [
-            FetchStatistic(root, None, 404, None, len(body), "text/html", "utf-8", 0, 0)
+            FetchStatistic(
+                url=root,
+                next_url=None,
+                status=404,
+                exception=None,
+                size=len(body),
+                content_type="text/html",
+                encoding="utf-8",
+                num_urls=0,
+                num_new_urls=0,
+            )
         ]
 
     def test_body_decoded_with_its_charset(self, pages: PageServer) -> None:

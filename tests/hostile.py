@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 
-from shared.server import LoopThread
+from shared.testsite.server import LoopThread
 
 Behaviour = Callable[[asyncio.StreamWriter], Awaitable[None]]
 # A behaviour that keeps the connection open and reads the requests that follow.

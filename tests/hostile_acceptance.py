@@ -59,8 +59,8 @@ import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
-from shared.crawling import BadRedirect
-from shared.stats import RobotsDisallowed
+from shared.crawl.crawling import BadRedirect
+from shared.record.stats import RobotsDisallowed
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.hostile import HostileServer
 from tests.servers import PageServer

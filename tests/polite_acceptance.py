@@ -34,10 +34,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from shared.polite import is_name_error
-from shared.server import ServerThread
-from shared.site import COUNTERS, expected_results, make_app
-from shared.stats import CrawlLimitReached, RobotsDisallowed, Skipped
+from shared.crawl.polite import is_name_error
+from shared.record.stats import CrawlLimitReached, RobotsDisallowed, Skipped
+from shared.testsite.server import COUNTERS, ServerThread, make_app
+from shared.testsite.site import expected_results
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.servers import DEADLINE, PageServer
 

@@ -40,12 +40,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from shared.report import report, write_jsonl
-from shared.retry import BACKOFF_BASE, RetryAfterTooLong
-from shared.server import SITE, ServerThread, make_app
-from shared.site import changed_urls, expected_results
-from shared.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
-from shared.stats import ResponseTooLarge, RobotsDisallowed
+from shared.record.report import report, write_jsonl
+from shared.record.stats import ResponseTooLarge, RobotsDisallowed
+from shared.testsite.server import SITE, ServerThread, make_app
+from shared.testsite.site import changed_urls, expected_results
+from shared.web.retry import BACKOFF_BASE, RetryAfterTooLong
+from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.polite_acceptance import check_each_url_once, fetched, skipped
 from tests.servers import DEADLINE, PageServer

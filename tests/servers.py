@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 
 from aiohttp import web
 
-from shared.server import ServerThread
+from shared.testsite.server import ServerThread
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DEADLINE = 10.0  # Seconds before a test gives up waiting; never reached when all is well.

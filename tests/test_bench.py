@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from shared.bench import __main__ as bench_main
-from shared.bench import others, report, servers, threads
+from shared.bench import others, procs, report, servers, threads
 from shared.bench.procs import ROOT as REPO
 from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
 from shared.bench.simulate import depth, simulate
 from shared.bench.sitegraph import Node, link_graph
-from shared.server import COUNTERS, ServerThread, make_app
-from shared.site import expected_results
+from shared.testsite.server import COUNTERS, ServerThread, make_app
+from shared.testsite.site import expected_results
 
 ROOT = "http://127.0.0.1:8000/"
 
@@ -222,7 +222,7 @@ def test_report_writes_summary_and_charts(tmp_path: Path) -> None:
 def test_both_html_parsers_find_the_same_links() -> None:
     pytest.importorskip("selectolax")
     from shared.bench.parsers import sample_pages, standard_library_only
-    from shared.links import extract_links
+    from shared.web.links import extract_links
 
     pages = sample_pages(300)[:30]
     pages.append(("http://h/d/p", "<base href='/b/'><!-- <a href=c> --><a href=x><link href=y/>"))
@@ -256,6 +256,16 @@ def test_a_quick_run_writes_to_a_scratch_directory() -> None:
     finally:
         for directory in scratch:
             directory.rmdir()
+
+
+def test_docs_bench_keeps_only_a_run_on_a_quiet_machine() -> None:
+    """Every run's "others" counts, wherever the scenario keeps it; 0.2 cores is too busy."""
+    quiet = {"throughput": {"runs": {"stage1": [{"others": 0.01}, {"others": 0.19}]}}}
+    busy = {**quiet, "servers": {"runs": {"new": [{"others": 0.05}, {"others": 0.2}]}}}
+    assert sorted(procs.other_cpu(busy)) == [0.01, 0.05, 0.19, 0.2]
+    assert procs.too_busy(quiet) == ""
+    assert "up to 0.20 cores" in procs.too_busy(busy)
+    assert "no run measured" in procs.too_busy({"parsers": {"selectolax": 1.0}})
 
 
 def test_a_quick_run_refuses_to_overwrite_the_committed_results(

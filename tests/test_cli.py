@@ -24,9 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from shared import cli
-from shared.options import from_arguments
-from shared.stats import FetchStatistic
+from shared.cli import main as cli
+from shared.cli import progress as progress_module
+from shared.cli.progress import progress, progress_line
+from shared.crawl.options import from_arguments
+from shared.record.stats import FetchStatistic
 from tests.servers import PageServer, refused_port
 
 CRAWL = Path(sys.executable).with_name("crawl")  # Installed by pip install -e .
@@ -373,8 +375,28 @@ def test_exit_status_0_when_a_root_answers_even_with_an_error(pages: PageServer)
 def test_check_roots_counts_only_the_roots() -> None:
     crawler = types.SimpleNamespace(
         done=[
-            FetchStatistic("http://a/", None, None, OSError(), 0, None, None, 0, 0),
-            FetchStatistic("http://a/x", None, 200, None, 0, None, None, 0, 0),
+            FetchStatistic(
+                url="http://a/",
+                next_url=None,
+                status=None,
+                exception=OSError(),
+                size=0,
+                content_type=None,
+                encoding=None,
+                num_urls=0,
+                num_new_urls=0,
+            ),
+            FetchStatistic(
+                url="http://a/x",
+                next_url=None,
+                status=200,
+                exception=None,
+                size=0,
+                content_type=None,
+                encoding=None,
+                num_urls=0,
+                num_new_urls=0,
+            ),
         ]
     )
     assert cli.check_roots(crawler, ["http://a/"]) == cli.EXIT_NOTHING_FETCHED
@@ -467,9 +489,9 @@ def fake_crawler(done: int, seen: int, in_flight: int, t0: float) -> types.Simpl
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
-    """Freeze shared.cli's clock at 1000.0 seconds."""
+    """Freeze the progress line's clock at 1000.0 seconds."""
     frozen = types.SimpleNamespace(time=lambda: 1000.0)
-    monkeypatch.setattr(cli, "time", frozen)
+    monkeypatch.setattr(progress_module, "time", frozen)
     return frozen
 
 
@@ -486,7 +508,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
 def test_progress_line(
     clock: types.SimpleNamespace, done: int, seen: int, in_flight: int, t0: float, line: str
 ) -> None:
-    assert cli.progress_line(fake_crawler(done, seen, in_flight, t0)) == line
+    assert progress_line(fake_crawler(done, seen, in_flight, t0)) == line
 
 
 class Terminal(io.StringIO):
@@ -508,7 +530,7 @@ def test_progress_shows_a_live_line_on_a_terminal(monkeypatch: pytest.MonkeyPatc
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     crawler = fake_crawler(3, 10, 2, time.time())
-    with cli.progress(crawler, interval=0.01):
+    with progress(crawler, interval=0.01):
         assert terminal.wrote.wait(30), "no progress line within 30 seconds"
     text = terminal.getvalue()
     assert "\rdone 3 | queued 5 | in flight 2 | " in text
@@ -520,7 +542,7 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(
 ) -> None:
     stream = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stream)
-    with cli.progress(fake_crawler(1, 1, 0, time.time()), interval=0.001):
+    with progress(fake_crawler(1, 1, 0, time.time()), interval=0.001):
         pass
     assert stream.getvalue() == ""
 

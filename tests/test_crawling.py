@@ -1,4 +1,4 @@
-"""Examples for shared.crawling: options, roots and what a response leads to.
+"""Examples for shared.crawl.crawling: options, roots and what a response leads to.
 
 No network here: a tiny ``CrawlerBase`` subclass records the URLs it is
 asked to queue, and the tests hand it ``Response`` objects directly.
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from shared.crawling import BadRedirect, CrawlerBase, header_text
-from shared.http import Response
-from shared.stats import FetchStatistic, ResponseTooLarge
+from shared.crawl.crawling import BadRedirect, CrawlerBase, header_text
+from shared.record.stats import FetchStatistic, ResponseTooLarge
+from shared.web.http import Response
 
 ROOT = "http://example.com/"
 
@@ -143,7 +143,17 @@ def test_html_links_are_recorded_and_new_ones_queued() -> None:
     page += '<a href="http://elsewhere.org/">e</a><a href="mailto:a@example.com">m</a>'
     crawler.handle_response(ROOT, 10, html(page))
     assert crawler.done == [
-        FetchStatistic(ROOT, None, 200, None, len(page), "text/html", "utf-8", 3, 1)
+        FetchStatistic(
+            url=ROOT,
+            next_url=None,
+            status=200,
+            exception=None,
+            size=len(page),
+            content_type="text/html",
+            encoding="utf-8",
+            num_urls=3,
+            num_new_urls=1,
+        )
     ]
     assert crawler.added == [("http://example.com/new", None)]  # With the full budget.
 
@@ -176,7 +186,17 @@ def test_links_only_for_status_200(status: int) -> None:
     crawler = RecordingCrawler()
     crawler.handle_response(ROOT, 10, html('<a href="/a">a</a>', status=status))
     assert crawler.done == [
-        FetchStatistic(ROOT, None, status, None, 18, "text/html", "utf-8", 0, 0)
+        FetchStatistic(
+            url=ROOT,
+            next_url=None,
+            status=status,
+            exception=None,
+            size=18,
+            content_type="text/html",
+            encoding="utf-8",
+            num_urls=0,
+            num_new_urls=0,
+        )
     ]
     assert crawler.added == []
 
@@ -240,7 +260,17 @@ def test_redirect_is_recorded_then_followed(status: int) -> None:
     crawler = RecordingCrawler()
     crawler.handle_response(ROOT, 3, moved("/next", status))
     assert crawler.done == [
-        FetchStatistic(ROOT, "http://example.com/next", status, None, 0, None, None, 0, 0)
+        FetchStatistic(
+            url=ROOT,
+            next_url="http://example.com/next",
+            status=status,
+            exception=None,
+            size=0,
+            content_type=None,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
+        )
     ]
     assert crawler.added == [("http://example.com/next", 2)]
 
@@ -249,14 +279,38 @@ def test_redirect_is_recorded_then_followed(status: int) -> None:
 def test_other_statuses_with_location_are_not_redirects(status: int) -> None:
     crawler = RecordingCrawler()
     crawler.handle_response(ROOT, 3, moved("/next", status))
-    assert crawler.done == [FetchStatistic(ROOT, None, status, None, 0, None, "utf-8", 0, 0)]
+    assert crawler.done == [
+        FetchStatistic(
+            url=ROOT,
+            next_url=None,
+            status=status,
+            exception=None,
+            size=0,
+            content_type=None,
+            encoding="utf-8",
+            num_urls=0,
+            num_new_urls=0,
+        )
+    ]
     assert crawler.added == []
 
 
 def test_redirect_without_location_is_a_plain_response() -> None:
     crawler = RecordingCrawler()
     crawler.handle_response(ROOT, 3, Response(302, {"content-type": "text/plain"}, b"moved"))
-    assert crawler.done == [FetchStatistic(ROOT, None, 302, None, 5, "text/plain", "utf-8", 0, 0)]
+    assert crawler.done == [
+        FetchStatistic(
+            url=ROOT,
+            next_url=None,
+            status=302,
+            exception=None,
+            size=5,
+            content_type="text/plain",
+            encoding="utf-8",
+            num_urls=0,
+            num_new_urls=0,
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -301,7 +355,19 @@ def test_redirect_not_allowed_is_recorded_not_followed(
     caplog.set_level(logging.INFO, logger="shared")
     crawler = RecordingCrawler(exclude="private")
     crawler.handle_response(ROOT, 3, moved(location))
-    assert crawler.done == [FetchStatistic(ROOT, next_url, 302, None, 0, None, None, 0, 0)]
+    assert crawler.done == [
+        FetchStatistic(
+            url=ROOT,
+            next_url=next_url,
+            status=302,
+            exception=None,
+            size=0,
+            content_type=None,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
+        )
+    ]
     assert crawler.added == []
     assert f"not following redirect to {next_url}" in caplog.text
 
@@ -342,7 +408,19 @@ def test_record_crash_keeps_the_url(caplog: pytest.LogCaptureFixture) -> None:
     crawler = RecordingCrawler()
     error = RuntimeError("a bug")
     crawler.record_crash(ROOT, error)
-    assert crawler.done == [FetchStatistic(ROOT, None, None, error, 0, None, None, 0, 0)]
+    assert crawler.done == [
+        FetchStatistic(
+            url=ROOT,
+            next_url=None,
+            status=None,
+            exception=error,
+            size=0,
+            content_type=None,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
+        )
+    ]
     assert f"fetching {ROOT} failed unexpectedly" in caplog.text
 
 

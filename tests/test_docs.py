@@ -79,7 +79,7 @@ def test_site_builds_strictly(built_site: Path) -> None:
     """Every snippet resolves, every link and anchor checks, every hook command runs."""
     site = built_site  # The fixture fails on any warning of the strict build.
     # What the snippets and the hook put in is really there, not silently empty.
-    assert "python -m shared.site --port 8000" in page_text(site / "index.html")
+    assert "python -m shared.testsite --port 8000" in page_text(site / "index.html")
     callbacks = page_text(site / "callbacks" / "index.html")
     assert first_line(stage1_callbacks.loop.EventLoop.run_once) in callbacks
     assert "Traceback (most recent call last):" in callbacks

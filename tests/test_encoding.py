@@ -1,10 +1,10 @@
-"""Examples for shared.encoding: which encoding a page is read with, as browsers pick it."""
+"""Examples for shared.web.encoding: which encoding a page is read with, as browsers pick it."""
 
 from __future__ import annotations
 
 import pytest
 
-from shared.encoding import decode_body, find_encoding
+from shared.web.encoding import decode_body, find_encoding
 
 GBK_META = '<meta charset="gbk"><a href="/\u4e2d">\u4e2d\u6587</a>'.encode("gbk")
 

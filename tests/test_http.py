@@ -1,4 +1,4 @@
-"""Examples for shared.http: request bytes and the sans-IO response parser."""
+"""Examples for shared.web.http: request bytes and the sans-IO response parser."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from shared.http import (
+from shared.web.http import (
     MAX_HEAD_SIZE,
     USER_AGENT,
     BadResponse,

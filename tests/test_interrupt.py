@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli import STAGES
-from shared.server import COUNTERS, ServerThread, make_app
+from shared.cli.main import STAGES
+from shared.testsite.server import COUNTERS, ServerThread, make_app
 
 pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
 

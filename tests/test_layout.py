@@ -85,16 +85,17 @@ def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureReque
             assert limit is not None and limit.args[0] > float(request.config.getini("timeout"))
 
 
-# --- Layers: shared/ stands below every stage -------------------------------------------------
+# --- Layers: shared/ in layers, below every stage, and no import circle ---------------------
 
 STAGES = {"stage1_callbacks", "stage2_generators", "stage3_asyncio"}
-# The parts of shared/ that choose among the stages by name (the CLI, with
-# its frontier half, which runs stage 3's frontier crawler) and the bench.
-MAY_IMPORT_STAGES = [
-    REPO / "shared" / "cli.py",
-    REPO / "shared" / "frontier_cli.py",
-    REPO / "shared" / "bench",
-]
+# The layers of shared/, lowest first (shared/__init__.py says what each
+# holds): a module may import its own layer and those before it, never one after.
+LAYERS = ["web", "record", "crawl", "steps", "testsite", "cli", "bench"]
+# The parts of shared/ that choose among the stages by name: the command line and the bench.
+MAY_IMPORT_STAGES = {"cli", "bench"}
+# Stage 2's core imports itself in a circle, as asyncio's does (futures,
+# tasks and the loop each need the others): the one circle allowed.
+STAGE2_CORE = {f"stage2_generators.{name}" for name in ("events", "futures", "loop", "tasks")}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -108,18 +109,45 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def shared_below_the_stages() -> list[Path]:
-    """Return the modules of shared/ that must import no stage."""
+def layer_of(name: str) -> str:
+    """Return the layer of a module of shared/ named ``shared.LAYER...``; the root is record's."""
+    parts = name.split(".")
+    # ``from shared import FetchStatistic``: the root re-exports the records.
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "record"
+
+
+def shared_modules() -> list[Path]:
+    """Return every module of shared/ but its root, which only re-exports the records."""
     return [
         path
         for path in sorted((REPO / "shared").rglob("*.py"))
-        if not any(path == allowed or allowed in path.parents for allowed in MAY_IMPORT_STAGES)
+        if path.parent != REPO / "shared" or path.stem != "__init__"
     ]
 
 
-@pytest.mark.parametrize("path", shared_below_the_stages(), ids=lambda path: path.stem)
+def module_name(path: Path, root: Path = REPO) -> str:
+    """Return the dotted name of the module at ``path`` (a package's, for ``__init__.py``)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@pytest.mark.parametrize("path", shared_modules(), ids=module_name)
+def test_shared_imports_only_its_layer_and_lower_ones(path: Path) -> None:
+    """A layer of shared/ uses the layers below it, never one above."""
+    own = LAYERS.index(layer_of(module_name(path)))
+    higher = {
+        name
+        for name in imported_modules(path)
+        if name.partition(".")[0] == "shared" and LAYERS.index(layer_of(name)) > own
+    }
+    assert not higher
+
+
+@pytest.mark.parametrize("path", shared_modules(), ids=module_name)
 def test_shared_imports_no_stage(path: Path) -> None:
     """Only the command line and the benchmark choose a stage; the rest is below them all."""
+    if layer_of(module_name(path)) in MAY_IMPORT_STAGES:
+        return
     assert not {name.partition(".")[0] for name in imported_modules(path)} & STAGES
 
 
@@ -128,6 +156,71 @@ def test_the_layer_test_sees_a_stage_import(tmp_path: Path) -> None:
     module = tmp_path / "late.py"
     module.write_text("def serve():\n    from stage2_generators.server import tcp\n")
     assert "stage2_generators.server" in imported_modules(module)
+
+
+def modules_imported(path: Path, modules: set[str]) -> set[str]:
+    """Return which of ``modules`` the file at ``path`` imports by name, anywhere in it.
+
+    ``from a.b import c`` imports the module a.b.c when there is one, else a.b.
+    """
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                names.add(submodule if submodule in modules else node.module)
+    return names & modules
+
+
+def import_graph(root: Path = REPO) -> dict[str, set[str]]:
+    """Return, for each module of shared/ and the stages (not tests), the modules it imports."""
+    paths = {
+        module_name(path, root): path
+        for package in PACKAGES
+        for path in sorted((root / package).rglob("*.py"))
+        if "tests" not in path.relative_to(root).parts
+    }
+    return {name: modules_imported(path, set(paths)) - {name} for name, path in paths.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Return the groups of modules that import each other in a circle (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for other in graph[name]:
+            if other not in index:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in stack:
+                low[name] = min(low[name], index[other])
+        if low[name] == index[name]:
+            group = {stack.pop()}
+            while name not in group:
+                group.add(stack.pop())
+            if len(group) > 1:
+                found.append(group)
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return found
+
+
+def test_no_import_circle_but_stage_2_core() -> None:
+    """The house drawn from the imports has one circle only: stage 2's core, as asyncio's."""
+    assert [group for group in circles(import_graph()) if not group <= STAGE2_CORE] == []
+
+
+def test_the_circle_test_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
 # --- The steps: each path imports its own earlier steps and shared/, nothing else -------------
@@ -200,6 +293,36 @@ def test_the_steps_plumbing_is_in_one_place() -> None:
     assert helpers <= {node.name for node in shared_steps.body if isinstance(node, ast.FunctionDef)}
 
 
+# --- Records are built with keyword arguments --------------------------------------------------
+
+RECORDS = {"FetchStatistic", "Earlier"}  # The named tuples a crawl records.
+
+
+def positional_records(path: Path) -> list[int]:
+    """Return the lines of ``path`` where a record is built with positional arguments."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args:
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in RECORDS and not isinstance(node.args[0], ast.Starred):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_records_are_built_with_keyword_arguments() -> None:
+    """``FetchStatistic(url=..., status=...)``, so a reader sees which field is which.
+
+    Only tests/test_stats.py builds one by position: that nine fields in the
+    original crawler's order still do is part of the contract.
+    """
+    places = {
+        path.relative_to(REPO).as_posix(): positional_records(path)
+        for path in sorted(REPO.glob("**/*.py"))
+        if ".venv" not in path.parts and path.name != "test_stats.py"
+    }
+    assert {path: lines for path, lines in places.items() if lines} == {}
+
+
 # --- Dependency floors ------------------------------------------------------------
 
 
@@ -222,7 +345,7 @@ def direct_dependencies() -> list[str]:
 def test_every_direct_dependency_has_a_floor(requirement: str) -> None:
     name, floor = load_floors().floor_of(requirement)
     assert floor, requirement
-    if name == "aiohttp":  # Stage 3 leans on its private names (connections.py).
+    if name == "aiohttp":  # Stage 3 leans on its private names (keepalive.py).
         assert "<4" in requirement.replace(" ", "")
 
 

@@ -1,11 +1,11 @@
-"""Examples for shared.links: which hrefs the link parser finds, and how."""
+"""Examples for shared.web.links: which hrefs the link parser finds, and how."""
 
 from __future__ import annotations
 
 import pytest
 
-import shared.links
-from shared.links import encode_query_in, extract_links
+import shared.web.links
+from shared.web.links import encode_query_in, extract_links
 
 PAGE = "http://example.com/dir/page.html"
 
@@ -14,9 +14,9 @@ PAGE = "http://example.com/dir/page.html"
 def html_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run every test with each HTML parser that extract_links can read pages with."""
     if request.param == "html.parser":
-        monkeypatch.setattr(shared.links, "LexborHTMLParser", None)
+        monkeypatch.setattr(shared.web.links, "LexborHTMLParser", None)
     else:
-        assert shared.links.LexborHTMLParser is not None, "selectolax is a dependency"
+        assert shared.web.links.LexborHTMLParser is not None, "selectolax is a dependency"
     return request.param
 
 

@@ -1,4 +1,4 @@
-"""Examples for shared.options: one definition of the options for the command
+"""Examples for shared.crawl.options: one definition of the options for the command
 line, each stage's Crawler and crawl()."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from shared import cli
-from shared.options import CrawlOptions, from_arguments
+from shared.cli import main as cli
+from shared.crawl.options import CrawlOptions, from_arguments
 
 FIELDS = dataclasses.fields(CrawlOptions)
 STAGES = list(cli.STAGES.values())

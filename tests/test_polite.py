@@ -1,4 +1,4 @@
-"""Examples for shared.polite: robots.txt rules, the robots.txt answers, the delays."""
+"""Examples for shared.crawl.polite: robots.txt rules, the robots.txt answers, the delays."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import urllib.parse
 
 import pytest
 
-from shared.http import USER_AGENT, Response
-from shared.polite import (
+from shared.crawl.polite import (
     MAX_CRAWL_DELAY,
     MAX_ROBOTS_REDIRECTS,
     MAX_ROBOTS_SIZE,
@@ -18,7 +17,8 @@ from shared.polite import (
     is_name_error,
     origin_of,
 )
-from shared.stats import RobotsDisallowed
+from shared.record.stats import RobotsDisallowed
+from shared.web.http import USER_AGENT, Response
 
 ROBOTS = b"""# A comment
 User-agent: *

@@ -24,11 +24,11 @@ import yarl
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import shared.links
-from shared.http import BadResponse, BodyDecoder, ResponseParser, request_target
-from shared.links import extract_links
-from shared.polite import origin_of
-from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, quick_join
+import shared.web.links
+from shared.crawl.polite import origin_of
+from shared.web.http import BadResponse, BodyDecoder, ResponseParser, request_target
+from shared.web.links import extract_links
+from shared.web.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, quick_join
 
 # --- Strategies ----------------------------------------------------------------
 
@@ -70,8 +70,8 @@ html_text = st.one_of(
 @example("<![ ]]><a href='/x'>", "http://example.com/")
 @example("<a href='x'>", "http://[oops/")
 def test_extract_links_never_raises_and_returns_normal_urls(text: str, page_url: str) -> None:
-    for lexbor in (shared.links.LexborHTMLParser, None):  # Both HTML parsers.
-        with unittest.mock.patch.object(shared.links, "LexborHTMLParser", lexbor):
+    for lexbor in (shared.web.links.LexborHTMLParser, None):  # Both HTML parsers.
+        with unittest.mock.patch.object(shared.web.links, "LexborHTMLParser", lexbor):
             for link in extract_links(text, page_url):
                 assert normalize_url(link) == link
 

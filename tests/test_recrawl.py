@@ -1,4 +1,4 @@
-"""Tests of shared.recrawl: reading an earlier crawl and asking only for changes."""
+"""Tests of shared.web.recrawl: reading an earlier crawl and asking only for changes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from shared.recrawl import Earlier, conditional_headers, read_since
+from shared.web.recrawl import Earlier, conditional_headers, read_since
 
 DATE = "Mon, 02 Nov 2026 08:00:00 GMT"
 
@@ -29,8 +29,20 @@ def write(tmp_path: pathlib.Path, *lines: str) -> pathlib.Path:
 def test_pages_with_validators_are_kept(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, record("http://h/"), "\n", record("http://h/b", etag=None))
     assert read_since(path) == {
-        "http://h/": Earlier('"e"', DATE, "text/html", "utf-8", ("http://h/a",)),
-        "http://h/b": Earlier(None, DATE, "text/html", "utf-8", ("http://h/a",)),
+        "http://h/": Earlier(
+            etag='"e"',
+            last_modified=DATE,
+            content_type="text/html",
+            encoding="utf-8",
+            links=("http://h/a",),
+        ),
+        "http://h/b": Earlier(
+            etag=None,
+            last_modified=DATE,
+            content_type="text/html",
+            encoding="utf-8",
+            links=("http://h/a",),
+        ),
     }
 
 
@@ -65,8 +77,12 @@ def test_a_line_that_is_not_json_is_named(tmp_path: pathlib.Path) -> None:
 
 
 def test_conditional_headers() -> None:
-    assert conditional_headers(Earlier('"e"', DATE, None, None, ())) == {
+    assert conditional_headers(
+        Earlier(etag='"e"', last_modified=DATE, content_type=None, encoding=None, links=())
+    ) == {
         "If-None-Match": '"e"',
         "If-Modified-Since": DATE,
     }
-    assert conditional_headers(Earlier(None, DATE, None, None, ())) == {"If-Modified-Since": DATE}
+    assert conditional_headers(
+        Earlier(etag=None, last_modified=DATE, content_type=None, encoding=None, links=())
+    ) == {"If-Modified-Since": DATE}

@@ -1,4 +1,4 @@
-"""Examples for shared.report: the text report and the JSON Lines output."""
+"""Examples for shared.record.report: the text report and the JSON Lines output."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import types
 
 import pytest
 
-from shared.report import report, stat_to_json, url_report, write_jsonl
-from shared.stats import (
+from shared.record.report import report, stat_to_json, url_report, write_jsonl
+from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
@@ -24,20 +24,116 @@ from shared.stats import (
 ROOT = "http://h/"
 
 DONE = [
-    FetchStatistic("http://h/z", None, 200, None, 500, "text/html", "utf-8", 4, 3),
-    FetchStatistic("http://h/", None, 200, None, 1000, "text/html", "utf-8", 10, 7),
-    FetchStatistic("http://h/moved", "http://h/z", 301, None, 0, None, None, 0, 0),
-    FetchStatistic("http://h/logo.png", None, 200, None, 70, "image/png", "utf-8", 0, 0),
-    FetchStatistic("http://h/missing", None, 404, None, 14, "text/plain", "utf-8", 0, 0),
-    FetchStatistic("http://h/gone", None, 404, None, 6, "text/html", "utf-8", 0, 0),
-    FetchStatistic("http://h/boom", None, 500, None, 22, "text/plain", "utf-8", 0, 0),
     FetchStatistic(
-        "http://h/refused", None, None, ConnectionRefusedError("refused"), 0, None, None, 0, 0
+        url="http://h/z",
+        next_url=None,
+        status=200,
+        exception=None,
+        size=500,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=4,
+        num_new_urls=3,
     ),
     FetchStatistic(
-        "http://h/big", None, 200, ResponseTooLarge("cut at 100"), 100, "text/html", "utf-8", 0, 0
+        url="http://h/",
+        next_url=None,
+        status=200,
+        exception=None,
+        size=1000,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=10,
+        num_new_urls=7,
     ),
-    FetchStatistic("http://h/x.xhtml", None, 200, None, 30, "application/xhtml+xml", "utf-8", 1, 0),
+    FetchStatistic(
+        url="http://h/moved",
+        next_url="http://h/z",
+        status=301,
+        exception=None,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/logo.png",
+        next_url=None,
+        status=200,
+        exception=None,
+        size=70,
+        content_type="image/png",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/missing",
+        next_url=None,
+        status=404,
+        exception=None,
+        size=14,
+        content_type="text/plain",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/gone",
+        next_url=None,
+        status=404,
+        exception=None,
+        size=6,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/boom",
+        next_url=None,
+        status=500,
+        exception=None,
+        size=22,
+        content_type="text/plain",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/refused",
+        next_url=None,
+        status=None,
+        exception=ConnectionRefusedError("refused"),
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/big",
+        next_url=None,
+        status=200,
+        exception=ResponseTooLarge("cut at 100"),
+        size=100,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    ),
+    FetchStatistic(
+        url="http://h/x.xhtml",
+        next_url=None,
+        status=200,
+        exception=None,
+        size=30,
+        content_type="application/xhtml+xml",
+        encoding="utf-8",
+        num_urls=1,
+        num_new_urls=0,
+    ),
 ]
 
 
@@ -219,7 +315,17 @@ def test_write_jsonl_values() -> None:
 
 
 def test_write_jsonl_keeps_non_ascii_urls() -> None:
-    stat = FetchStatistic("http://h/caf\xe9/", None, 200, None, 1, "text/html", "utf-8", 0, 0)
+    stat = FetchStatistic(
+        url="http://h/caf\xe9/",
+        next_url=None,
+        status=200,
+        exception=None,
+        size=1,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=0,
+        num_new_urls=0,
+    )
     file = io.StringIO()
     write_jsonl(fake_crawler([stat]), file)  # type: ignore[arg-type]
     assert "http://h/caf\xe9/" in file.getvalue()
@@ -234,7 +340,17 @@ def test_write_jsonl_of_nothing_writes_nothing() -> None:
 
 def test_stat_to_json_does_not_change_the_statistic() -> None:
     error = ValueError("bad root")
-    stat = FetchStatistic("x", None, None, error, 0, None, None, 0, 0)
+    stat = FetchStatistic(
+        url="x",
+        next_url=None,
+        status=None,
+        exception=error,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
     assert stat_to_json(stat)["exception"] == "ValueError: bad root"
     assert stat.exception is error
 
@@ -275,7 +391,17 @@ def test_write_jsonl_keeps_each_page_s_links_sorted_for_a_recrawl() -> None:
 
 
 def test_a_304_is_reported_as_not_modified() -> None:
-    stat = FetchStatistic("http://h/", None, 304, None, 0, "text/html", "utf-8", 3, 1)
+    stat = FetchStatistic(
+        url="http://h/",
+        next_url=None,
+        status=304,
+        exception=None,
+        size=0,
+        content_type="text/html",
+        encoding="utf-8",
+        num_urls=3,
+        num_new_urls=1,
+    )
     counts: collections.Counter[str] = collections.Counter()
     assert url_report(stat, counts) == "http://h/ 304 not modified 1/3"
     assert counts == {"not_modified": 1}

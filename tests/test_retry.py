@@ -1,4 +1,4 @@
-"""Tests of shared.retry: reading Retry-After and deciding on a 429 or 503."""
+"""Tests of shared.web.retry: reading Retry-After and deciding on a 429 or 503."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from shared.http import Response
-from shared.polite import Politeness
-from shared.retry import BACKOFF_BASE, RetryAfterTooLong, backoff, retry_after_seconds
+from shared.crawl.polite import Politeness
+from shared.web.http import Response
+from shared.web.retry import BACKOFF_BASE, RetryAfterTooLong, backoff, retry_after_seconds
 
 NOW = 1_700_000_000.0  # A wall-clock time to read dates against.
 

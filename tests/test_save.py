@@ -15,9 +15,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shared.cli import main
-from shared.save import DEVICES, INDEX, MAX_NAME_BYTES, MOVED, PageSaver, relative_path
-from shared.urls import normalize_url
+from shared.cli.main import main
+from shared.record.save import DEVICES, INDEX, MAX_NAME_BYTES, MOVED, PageSaver, relative_path
+from shared.web.urls import normalize_url
 from tests.servers import PageServer
 
 NASTY = ["..", "%2e%2e", "%2E%2e", ".", "%2e", "\\", "%5c", "/", "%2f", "//", "\x00", "%00"]

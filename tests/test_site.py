@@ -1,4 +1,4 @@
-"""Examples for shared.site: the test site, its counters and its oracle.
+"""Examples for shared.testsite.site: the test site, its counters and its oracle.
 
 The acceptance suite checks every stage against ``expected_results``.  Here
 the oracle itself is checked by something that is not a stage: a small
@@ -24,12 +24,9 @@ from collections.abc import Iterator
 import pytest
 from aiohttp import web
 
-from shared.encoding import decode_body, find_encoding
-from shared.http import parse_content_type
-from shared.links import extract_links
-from shared.polite import RobotsRules
-from shared.server import COUNTERS, ServerThread, counting_middleware, make_app
-from shared.site import (
+from shared.crawl.polite import RobotsRules
+from shared.testsite.server import COUNTERS, ServerThread, counting_middleware, make_app
+from shared.testsite.site import (
     ROBOTS_TXT,
     Request,
     Response,
@@ -42,8 +39,11 @@ from shared.site import (
     expected_results,
     static,
 )
-from shared.sitemaps import read_sitemap
-from shared.urls import UrlPolicy, normalize_url
+from shared.web.encoding import decode_body, find_encoding
+from shared.web.http import parse_content_type
+from shared.web.links import extract_links
+from shared.web.sitemaps import read_sitemap
+from shared.web.urls import UrlPolicy, normalize_url
 from tests.servers import poll
 
 BASE = "http://127.0.0.1:8000"
@@ -381,20 +381,20 @@ def test_max_in_flight_of_concurrent_requests() -> None:
 
 def test_python_m_shared_site_help() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "shared.site", "--help"],
+        [sys.executable, "-m", "shared.testsite", "--help"],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("usage: python -m shared.site")
+    assert result.stdout.startswith("usage: python -m shared.testsite")
     for option in ["--host", "--port", "--pages", "--latency-ms"]:
         assert option in result.stdout
 
 
 def test_python_m_shared_site_rejects_too_few_pages() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "shared.site", "--port", "0", "--pages", "5"],
+        [sys.executable, "-m", "shared.testsite", "--port", "0", "--pages", "5"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,4 +1,4 @@
-"""Tests of shared.sitemaps: reading a sitemap's entries, defensively."""
+"""Tests of shared.web.sitemaps: reading a sitemap's entries, defensively."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from shared.sitemaps import MAX_SITEMAP_URLS, BadSitemap, SitemapTooLarge, read_sitemap
+from shared.web.sitemaps import MAX_SITEMAP_URLS, BadSitemap, SitemapTooLarge, read_sitemap
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 

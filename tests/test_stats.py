@@ -1,9 +1,9 @@
-"""Examples for shared.stats: the FetchStatistic record and its helpers."""
+"""Examples for shared.record.stats: the FetchStatistic record and its helpers."""
 
 from __future__ import annotations
 
 import shared
-from shared.stats import FetchStatistic, ResponseTooLarge, failure, redirect
+from shared.record.stats import FetchStatistic, ResponseTooLarge, failure, redirect
 
 
 def test_fetch_statistic_fields_in_the_contract_order() -> None:

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.server import ServerThread
-from shared.site import make_app
+from shared.testsite.server import ServerThread, make_app
 from stage2_generators.tests.test_server_steps import STEPS as SERVER_STEPS
 from tests.test_steps import STEPS as CLIENT_STEPS
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.server import ServerThread
-from shared.site import expected_results, make_app
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 
 pytestmark = pytest.mark.slow  # Every test here runs Python in a subprocess.
 
@@ -248,7 +248,7 @@ def test_step_names_the_step_after_it(index: int) -> None:
 @pytest.mark.parametrize("index", range(len(STEPS)), ids=STEPS)
 def test_step_uses_only_earlier_steps_and_the_standard_library(index: int) -> None:
     step = STEPS[index]
-    allowed = set(STEPS[:index]) | {"shared.links", "shared.steps"}  # shared.steps: plumbing.
+    allowed = set(STEPS[:index]) | {"shared.web.links", "shared.steps"}  # shared.steps: plumbing.
     if step.startswith("stage3_asyncio"):
         allowed.add("aiohttp")
     if step in ON_FINISHED_STAGE2:

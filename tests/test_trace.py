@@ -1,4 +1,4 @@
-"""Tests of the trace of a crawl (shared/trace.py), in every stage and the thread crawler.
+"""Tests of the trace of a crawl (shared/record/trace.py), in every stage and the thread crawler.
 
 A traced crawl of the bundled site must hold one fetch event per request
 the site counted, each on a lane no other fetch uses at the same time,
@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from shared import cli
-from shared.server import ServerThread, make_app
-from shared.timeline import loop_share, nice_step, short, timeline
-from shared.trace import NO_TRACE, PHASES, Trace
+from shared.cli import main as cli
+from shared.record.timeline import loop_share, nice_step, short, timeline
+from shared.record.trace import NO_TRACE, PHASES, Trace
+from shared.testsite.server import ServerThread, make_app
 from tests.acceptance import run_with_deadline
 from tests.servers import ScriptedServer, answer
 

@@ -1,10 +1,10 @@
-"""Examples for shared.urls: the normal form of a URL and the crawl policy."""
+"""Examples for shared.web.urls: the normal form of a URL and the crawl policy."""
 
 from __future__ import annotations
 
 import pytest
 
-from shared.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, url_host
+from shared.web.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, url_host
 
 # --- normalize_url -------------------------------------------------------------
 

@@ -20,8 +20,7 @@ import time
 import urllib.request
 from collections.abc import Awaitable, Callable
 
-from shared.server import ServerThread
-from shared.site import make_app
+from shared.testsite.server import ServerThread, make_app
 from stage1_callbacks.steps.threads import some_pages
 
 

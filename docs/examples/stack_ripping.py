@@ -25,9 +25,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from shared.cli import STAGES
-from shared.server import ServerThread, make_app
-from shared.site import MIN_PAGES
+from shared.cli.main import STAGES
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import MIN_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -22,8 +22,8 @@ import time
 import redis
 
 from shared.bench.frontier import valkey
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 
 LEASE = 2  # Seconds: short, so that the walk-through is short.
 

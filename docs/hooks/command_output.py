@@ -23,7 +23,7 @@ Options in brackets run a command against the local test site, which the
 hook starts for the build: ``<!-- output [site]: python -m
 stage1_callbacks.steps.crawl -->`` runs the step with the site's URL added
 at the end, and shows the command as written, the way a reader types it
-with ``python -m shared.site`` serving on port 8000.  So the output says
+with ``python -m shared.testsite`` serving on port 8000.  So the output says
 ``http://127.0.0.1:8000/`` where the hook's site has a port of its own.
 ``latency=100`` serves the site with ``--latency-ms 100``; ``lines=8``
 shows the first 8 lines of a long output, then how many were left out,
@@ -44,7 +44,7 @@ in STEP (the previous step), the module docstring left aside: the reader
 sees at a glance what a step adds.
 
 A line ``<!-- timeline: callbacks, asyncio | ALT | CAPTION -->`` is replaced
-by a figure: the timeline (``shared.timeline``) of real traced crawls of a
+by a figure: the timeline (``shared.record.timeline``) of real traced crawls of a
 small test site (10 pages, 20 ms per answer), one panel per name, with
 ALT as the image's text and CAPTION under it.  ``docs/hooks/timelines.py``
 runs each crawl in a process of its own; its names are listed there.  The
@@ -79,9 +79,9 @@ from typing import IO, Any
 
 from mkdocs.exceptions import PluginError
 
-from shared.server import ServerThread
-from shared.site import DEFAULT_PAGES, make_app
-from shared.timeline import loop_share, timeline
+from shared.record.timeline import loop_share, timeline
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import DEFAULT_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(
@@ -125,7 +125,7 @@ PROGRAMS = {
 # commands and the test sites it started.
 OUTPUTS = "command_outputs"
 SITES = "command_sites"
-READER_URL = "http://127.0.0.1:8000/"  # Where the reader's python -m shared.site serves.
+READER_URL = "http://127.0.0.1:8000/"  # Where the reader's python -m shared.testsite serves.
 READER_ADDRESS = "127.0.0.1:8000"  # Where a reader's server step serves, with --port 8000.
 SERVING = re.compile(r"^serving on 127\.0\.0\.1:(?P<port>\d+)$")  # A server step's first line.
 SERVER_DEADLINE = 30  # Seconds for a server step to start, and to stop after Ctrl-C.

@@ -30,7 +30,7 @@ from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
-from shared.trace import PHASES, Trace
+from shared.record.trace import PHASES, Trace
 
 MAX_TASKS = 5  # A handful of workers: few enough rows to read.
 

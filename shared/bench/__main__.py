@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.bench import parsers, report, scenarios, servers, tracing
-from shared.bench.procs import ROOT
+from shared.bench.procs import ROOT, other_cpu, too_busy
 
 # Memory runs last: its 10,000 threads leave the machine busy for a while
 # after they end, which slowed the link parser and the servers measured after it.
@@ -90,24 +90,14 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         else:
             results[name] = getattr(scenarios, name)(config, log)
         log(f"{name} done in {time.perf_counter() - start:.0f} s")
-    others = []
-    for name in ("throughput", "concurrency"):
-        for runs in _all_runs(results.get(name, {}).get("runs", {})):
-            others += [r["others"] for r in runs if "others" in r]
+    others = other_cpu(results)
     if others:
-        results["machine"][
-            "CPU used by other processes during the crawls (cores, median / max)"
-        ] = f"{sorted(others)[len(others) // 2]:.2f} / {max(others):.2f}"
-    results["machine"]["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        results["machine"]["CPU used by other processes (cores, median / max)"] = (
+            f"{sorted(others)[len(others) // 2]:.2f} / {max(others):.2f}"
+        )
+    # The load average is read at the start only: at the end it still counts
+    # the thread crawler's 10,000 threads, which says nothing of the others.
     return results
-
-
-def _all_runs(runs: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    """Return every list of runs in a scenario's nested ``runs``."""
-    out = []
-    for value in runs.values():
-        out += [value] if isinstance(value, list) else list(value.values())
-    return out
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -158,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[{time.perf_counter() - begin:6.0f} s] {message}", file=sys.stderr, flush=True)
 
     results = load(args.render) if args.render else run(args, log)
+    committed = ROOT / "docs" / "bench"
+    if not args.render and out.resolve() == committed.resolve() and (busy := too_busy(results)):
+        out = Path(tempfile.mkdtemp(prefix="crawler-bench-busy-"))
+        log(f"not writing docs/bench: {busy}; writing to {out} instead")
     path = report.write(results, out)
     log(f"wrote {path} and charts in {out}")
 

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from shared.http import build_request, request_target
+from shared.web.http import build_request, request_target
 
 
 def scrapy_crawl(root: str, max_tasks: int) -> dict[str, Any]:

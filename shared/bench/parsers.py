@@ -1,6 +1,6 @@
 """What the link parser costs per page, with each of its two HTML parsers.
 
-``shared.links.extract_links`` reads a page with selectolax's lexbor HTML5
+``shared.web.links.extract_links`` reads a page with selectolax's lexbor HTML5
 parser (C) when it is installed, else with the standard library's
 ``html.parser``, then resolves and normalizes each href (with ada, or ``quick_join``).  This
 module times both on the test site's own pages (content pages, archive
@@ -16,10 +16,10 @@ import importlib.util
 import time
 from collections.abc import Callable, Iterator
 
-import shared.links
+import shared.web.links
 from shared.bench.sitegraph import page_bodies
-from shared.links import extract_links
-from shared.urls import UrlPolicy
+from shared.web.links import extract_links
+from shared.web.urls import UrlPolicy
 
 ROOT = "http://127.0.0.1:8000/"
 
@@ -34,12 +34,12 @@ def sample_pages(pages: int = 10_000) -> list[tuple[str, str]]:
 @contextlib.contextmanager
 def standard_library_only() -> Iterator[None]:
     """Make ``extract_links`` use html.parser, as it does without selectolax."""
-    saved = shared.links.LexborHTMLParser
-    shared.links.LexborHTMLParser = None  # type: ignore[misc, assignment]
+    saved = shared.web.links.LexborHTMLParser
+    shared.web.links.LexborHTMLParser = None  # type: ignore[misc, assignment]
     try:
         yield
     finally:
-        shared.links.LexborHTMLParser = saved  # type: ignore[misc]
+        shared.web.links.LexborHTMLParser = saved  # type: ignore[misc]
 
 
 def per_page(function: Callable[[str, str], object], pages: list[tuple[str, str]]) -> float:
@@ -71,7 +71,7 @@ def measure() -> dict[str, object]:
     pages = sample_pages()
     with standard_library_only():
         stdlib = {
-            "read": per_page(lambda text, url: shared.links._read_with_tokenizer(text), pages),
+            "read": per_page(lambda text, url: shared.web.links._read_with_tokenizer(text), pages),
             "extract": per_page(extract_links, pages),
             "link_path": link_path(pages),
         }
@@ -83,7 +83,7 @@ def measure() -> dict[str, object]:
     }
     if importlib.util.find_spec("selectolax") is not None:
         result["selectolax"] = {
-            "read": per_page(lambda text, url: shared.links._read_with_lexbor(text), pages),
+            "read": per_page(lambda text, url: shared.web.links._read_with_lexbor(text), pages),
             "extract": per_page(extract_links, pages),
             "link_path": link_path(pages),
             "same_links": [extract_links(text, url) for url, text in pages] == expected,

@@ -159,3 +159,31 @@ def last_json(text: str) -> dict[str, Any] | None:
         return result
     except json.JSONDecodeError:
         return None
+
+
+QUIET = 0.2  # Cores the rest of the machine may use through a run that docs/bench keeps.
+
+
+def other_cpu(results: Any) -> list[float]:
+    """Return every figure of the CPU other processes used, from each measured run."""
+    if isinstance(results, dict):
+        found = [float(results["others"])] if isinstance(results.get("others"), int | float) else []
+        return found + [
+            x for key, value in results.items() if key != "others" for x in other_cpu(value)
+        ]
+    if isinstance(results, list):
+        return [x for value in results for x in other_cpu(value)]
+    return []
+
+
+def too_busy(results: dict[str, Any]) -> str:
+    """Say why the machine was too busy for docs/bench to keep these figures ("" if quiet)."""
+    others = other_cpu(results)
+    if not others:
+        return "no run measured the CPU of the other processes"
+    if max(others) >= QUIET:
+        return (
+            f"other processes used up to {max(others):.2f} cores during a run "
+            f"(docs/bench keeps only runs under {QUIET})"
+        )
+    return ""

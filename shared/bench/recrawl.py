@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from shared.report import write_jsonl
-from shared.server import SITE, ServerThread, make_app
-from shared.site import changed_urls
+from shared.record.report import write_jsonl
+from shared.testsite.server import SITE, ServerThread, make_app
+from shared.testsite.site import changed_urls
 
 STAGES = ("stage1_callbacks", "stage2_generators", "stage3_asyncio")
 

@@ -82,6 +82,8 @@ def fmt(value: float | None, digits: int = 0, suffix: str = "") -> str:
 # Machine figures about other work running during a run, kept out of the summary.
 MACHINE_LOAD = (
     "load average at start",
+    "CPU used by other processes (cores, median / max)",
+    # What runs before the bench kept only quiet runs said instead:
     "CPU used by other processes during the crawls (cores, median / max)",
     "load average at end",
 )

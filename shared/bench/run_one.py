@@ -110,7 +110,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "threads_started": getattr(crawler, "threads_started", None),
     }
     if args.expect_pages:
-        from shared.site import expected_results
+        from shared.testsite.site import expected_results
 
         got = {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
         expected = expected_results(args.root, args.expect_pages)

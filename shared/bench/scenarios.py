@@ -22,7 +22,7 @@ from shared.bench.procs import PYTHON, ROOT, Server, last_json, process_cpu, tim
 from shared.bench.run_one import proc_status
 from shared.bench.simulate import depth, simulate
 from shared.bench.sitegraph import Node, link_graph
-from shared.site import expected_results
+from shared.testsite.site import expected_results
 
 STAGES = ["stage1", "stage2", "stage3"]
 PACKAGES = {"stage1": "stage1_callbacks", "stage2": "stage2_generators", "stage3": "stage3_asyncio"}

@@ -1,6 +1,6 @@
 """Serve the test site from a process of its own, for the benchmark.
 
-``python -m shared.site`` is for people; this entry point is for the
+``python -m shared.testsite`` is for people; this entry point is for the
 benchmark, which needs to know the port the system picked and to read the
 server's counters between runs.  It prints ``PORT <number>`` once it
 listens, serves until its standard input closes, and adds two routes that
@@ -23,8 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
-from shared.server import SITE, Handler, make_app
-from shared.site import Request, Response, Site, exact
+from shared.testsite.server import SITE, Handler, make_app
+from shared.testsite.site import Request, Response, Site, exact
 
 STATS_PREFIX = "/_bench/"
 

@@ -1,6 +1,6 @@
 """The servers scenario: stage 2's HTTP server beside aiohttp.web.
 
-Both serve the same test site (``shared.site.Site``) from a process of
+Both serve the same test site (``shared.testsite.site.Site``) from a process of
 their own, without the benchmark's response cache, so every request builds
 its page.  Two figures:
 

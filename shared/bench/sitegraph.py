@@ -18,10 +18,10 @@ from collections import deque
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
-from shared.crawling import REDIRECT_STATUSES, CrawlerBase
-from shared.http import Response, request_target
-from shared.server import make_app
-from shared.urls import normalize_url
+from shared.crawl.crawling import REDIRECT_STATUSES, CrawlerBase
+from shared.testsite.server import make_app
+from shared.web.http import Response, request_target
+from shared.web.urls import normalize_url
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,9 +23,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from shared.crawling import CrawlerBase
-from shared.http import BadResponse, Response, ResponseParser, build_request, request_target
-from shared.stats import failure
+from shared.crawl.crawling import CrawlerBase
+from shared.record.stats import failure
+from shared.web.http import BadResponse, Response, ResponseParser, build_request, request_target
 
 LOGGER = logging.getLogger("shared.bench.threads")
 STOP = None  # Put on the queue once per thread to end it.
@@ -157,8 +157,7 @@ def run(crawler: Crawler) -> Crawler:
     try:
         crawler.crawl()
     finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
+        crawler.stopped()
     return crawler
 
 

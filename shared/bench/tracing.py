@@ -21,7 +21,7 @@ from typing import Any
 
 from shared.bench.procs import Server
 from shared.bench.scenarios import Config, Log, brief, crawlers, median, run_crawl
-from shared.trace import NO_TRACE
+from shared.record.trace import NO_TRACE
 
 TARGET_ON = 0.15  # At most 15% more CPU per page with the trace on...
 TARGET_OFF = 0.01  # ...and 1% with it off.

@@ -1,7 +1,7 @@
 """Stage 1 step by step: small programs that grow into the callback crawler.
 
 Each module is a complete program, the one before plus one idea, and runs
-against the local test site (``python -m shared.site`` serves it on
+against the local test site (``python -m shared.testsite`` serves it on
 http://127.0.0.1:8000/, the default URL of every step):
 
 1. ``blocking``: a blocking fetch.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.resolver import Resolver
+from shared.web.resolver import Resolver
 from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher

@@ -20,8 +20,8 @@ import pytest
 from aiohttp import web
 
 import stage1_callbacks
-from shared.http import ResponseParser
-from shared.server import ServerThread, make_app
+from shared.testsite.server import ServerThread, make_app
+from shared.web.http import ResponseParser
 from stage1_callbacks.crawler import Crawler, run
 from stage1_callbacks.fetcher import Fetcher
 from tests.servers import DEADLINE, PageServer, ScriptedServer, http_response

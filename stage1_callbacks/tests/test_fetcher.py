@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from shared.http import BadResponse, ResponseParser, build_request
-from shared.resolver import Resolver
+from shared.web.http import BadResponse, ResponseParser, build_request
+from shared.web.resolver import Resolver
 from stage1_callbacks import fetcher as fetcher_module
 from stage1_callbacks import tls as tls_module
 from stage1_callbacks.fetcher import Fetcher

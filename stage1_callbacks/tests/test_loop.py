@@ -39,29 +39,6 @@ class FakeClock:
 # --- call_soon -------------------------------------------------------------------
 
 
-def test_call_soon_runs_callbacks_first_in_first_out(loop: EventLoop) -> None:
-    calls = []
-    for n in range(5):
-        loop.call_soon(calls.append, n)
-    loop.run()
-    assert calls == [0, 1, 2, 3, 4]
-
-
-def test_callbacks_scheduled_by_a_callback_wait_for_the_next_turn(loop: EventLoop) -> None:
-    calls = []
-
-    def first() -> None:
-        calls.append("first")
-        loop.call_soon(calls.append, "scheduled by first")
-
-    loop.call_soon(first)
-    loop.call_soon(calls.append, "second")
-    loop.run_once()
-    assert calls == ["first", "second"]
-    loop.run_once()
-    assert calls == ["first", "second", "scheduled by first"]
-
-
 def test_cancelled_callback_does_not_run(loop: EventLoop) -> None:
     calls = []
     handle = loop.call_soon(calls.append, "cancelled")
@@ -71,15 +48,6 @@ def test_cancelled_callback_does_not_run(loop: EventLoop) -> None:
     loop.run()
     assert calls == ["kept"]
     assert handle.cancelled and handle.callback is None
-
-
-def test_a_callback_can_cancel_one_later_in_the_same_turn(loop: EventLoop) -> None:
-    calls = []
-    handles = []
-    loop.call_soon(lambda: handles[0].cancel())
-    handles.append(loop.call_soon(calls.append, "cancelled before its turn came"))
-    loop.run()
-    assert calls == []
 
 
 # --- Timers --------------------------------------------------------------------

@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-from shared.resolver import Resolver
+from shared.web.resolver import Resolver
 from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from tests.servers import ScriptedServer, answer, http_response

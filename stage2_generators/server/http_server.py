@@ -1,7 +1,7 @@
 """An HTTP/1.1 server for the test site, on stage 2's loop.
 
 ``tcp.py`` gives each connection a task; here that task speaks HTTP.
-It reads requests, asks the site (``shared.site.Site``, which does no I/O)
+It reads requests, asks the site (``shared.testsite.site.Site``, which does no I/O)
 for each answer, and writes the answers back in order: several requests on
 one connection (keep-alive), several sent before the first answer
 (pipelining), ``HEAD``, and an HTTP/1.0 client's connection closed after
@@ -41,7 +41,7 @@ from typing import Any, Self
 
 import h11
 
-from shared.site import Request, Response, Site, announce, text_response
+from shared.testsite.site import Request, Response, Site, announce, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
 from stage2_generators.server.streams import StreamReader, StreamWriter
@@ -255,7 +255,7 @@ def serve_with_generators(site: Site, host: str, port: int) -> None:
 class SiteServerThread:
     """A context manager that serves a ``Site`` with this server from a thread.
 
-    The counterpart of ``shared.server.ServerThread`` (which serves it with
+    The counterpart of ``shared.testsite.server.ServerThread`` (which serves it with
     aiohttp).  Stage 2's loop cannot be called from another thread, so the
     thread's loop also watches one end of a socket pair: ``__exit__`` sends
     a byte on the other, and the server shuts down.  Raises OSError from

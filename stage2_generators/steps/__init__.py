@@ -1,7 +1,7 @@
 """Stage 2 step by step: a tiny asyncio on generators, in eight programs.
 
 Each module is a complete program, the one before plus one idea, and runs
-against the local test site (``python -m shared.site`` serves it on
+against the local test site (``python -m shared.testsite`` serves it on
 http://127.0.0.1:8000/, the default URL of every step):
 
 1. ``future``: a ten-line ``Future``, a generator ``fetch`` that yields

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from shared.site import Site, exact
+from shared.testsite.site import Site, exact
 from stage2_generators.server.http_server import Limits, SiteServerThread
 from stage2_generators.server.streams import HIGH_WATER
 from tests.servers import poll

@@ -45,39 +45,6 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 # --- Callbacks and timers ------------------------------------------------------
 
 
-def test_call_soon_runs_callbacks_in_order(loop: EventLoop) -> None:
-    calls = []
-    for n in range(5):
-        loop.call_soon(calls.append, n)
-    run_briefly(loop)
-    assert calls == [0, 1, 2, 3, 4]
-
-
-def test_an_iteration_runs_only_what_was_ready_when_it_started(loop: EventLoop) -> None:
-    calls = []
-
-    def first() -> None:
-        calls.append("first")
-        loop.call_soon(calls.append, "scheduled by first")
-
-    loop.call_soon(first)
-    loop.call_soon(calls.append, "second")
-    run_briefly(loop)
-    assert calls == ["first", "second"]
-    run_briefly(loop)
-    assert calls == ["first", "second", "scheduled by first"]
-
-
-def test_cancelled_handle_is_not_called(loop: EventLoop) -> None:
-    calls = []
-    handle = loop.call_soon(calls.append, "no")
-    loop.call_soon(calls.append, "yes")
-    handle.cancel()
-    assert handle.cancelled()
-    run_briefly(loop)
-    assert calls == ["yes"]
-
-
 def test_timers_run_in_time_order(loop: EventLoop) -> None:
     calls = []
     now = loop.time()

@@ -4,5 +4,5 @@
    queue, and aiohttp to speak HTTP.
 
 Run it with ``python -m stage3_asyncio.steps.crawl [URL]`` against the local
-test site (``python -m shared.site`` serves it on http://127.0.0.1:8000/).
+test site (``python -m shared.testsite`` serves it on http://127.0.0.1:8000/).
 """

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import aiohttp
 import pytest
 
-from stage3_asyncio.connections import (
+from shared.crawl.keepalive import (
     CarefulConnector,
     FirstResponseParser,
     OneResponseHandler,

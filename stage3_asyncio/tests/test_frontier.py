@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from shared.cli import main
-from shared.server import ServerThread, make_app
-from shared.site import expected_results
+from shared.cli.main import main
+from shared.testsite.server import ServerThread, make_app
+from shared.testsite.site import expected_results
 from tests.servers import PageServer
 from tests.valkey import ValkeyServer, valkey_binary
 

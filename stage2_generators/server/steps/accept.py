@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from stage2_generators.events import get_running_loop
+from stage2_generators.server.steps.command import main_or_serve
 from stage2_generators.tasks import create_task, gather
 
 Coroutine = Generator[Any, Any, Any]  # A generator coroutine, to mypy.
@@ -83,6 +84,4 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    from stage2_generators.server.steps.command import main_or_serve
-
-    main_or_serve(main, shout)
+    main_or_serve(main, shout, serve)

@@ -91,4 +91,4 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    main_or_serve(main, big_answer)
+    main_or_serve(main, big_answer, accept.serve)

@@ -94,4 +94,4 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    main_or_serve(main, stream(use_drain=True))
+    main_or_serve(main, stream(use_drain=True), accept.serve)

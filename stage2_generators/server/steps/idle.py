@@ -66,4 +66,4 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    main_or_serve(main, shout_or_hang_up)
+    main_or_serve(main, shout_or_hang_up, accept.serve)

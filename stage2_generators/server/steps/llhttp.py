@@ -16,7 +16,7 @@ from email.utils import formatdate
 
 import httptools
 
-from shared.site import Request, Site, text_response
+from shared.testsite.site import Request, Site, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.server.steps import accept
 from stage2_generators.server.steps.command import main_or_serve
@@ -97,4 +97,4 @@ def main() -> accept.Coroutine:
 
 
 if __name__ == "__main__":
-    main_or_serve(main, functools.partial(handle, Site(10)))
+    main_or_serve(main, functools.partial(handle, Site(10)), accept.serve)

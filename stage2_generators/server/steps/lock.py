@@ -94,4 +94,4 @@ def main() -> Coroutine:
 
 
 if __name__ == "__main__":
-    main_or_serve(main, welcome(Counter(), Lock()))
+    main_or_serve(main, welcome(Counter(), Lock()), accept.serve)

@@ -17,12 +17,11 @@ import importlib.util
 import sys
 from typing import IO, Any
 
-from shared.options import CrawlOptions
-from shared.report import report, write_jsonl
+from shared.cli.progress import progress
+from shared.crawl.options import DEFAULT_LEASE, CrawlOptions, check_frontier_url
+from shared.record.report import report, write_jsonl
 
-DEFAULT_LEASE = 30.0  # Seconds; see stage3_asyncio.frontier.
-SCHEMES = ("redis", "rediss", "unix")  # What redis-py connects to.
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # As in shared.cli.
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # As in shared.cli.main.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,15 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --frontier and no root: remove a finished crawl from the server")  # fmt: skip
 
 
-def check_url(url: str) -> str:
-    """Return ``url`` if it names a Valkey or Redis server; raises ValueError otherwise."""
-    scheme = url.partition("://")[0] if "://" in url else ""
-    if scheme.lower() not in SCHEMES:
-        schemes = ", ".join(f"{name}://" for name in SCHEMES)
-        raise ValueError(f"--frontier must be a {schemes} URL, not {url!r}")
-    return url
-
-
 def requested(args: argparse.Namespace) -> bool:
     """Tell whether the command line asks for a frontier (or a frontier's action)."""
     return bool(args.frontier or args.report or args.forget)
@@ -60,7 +50,7 @@ def check(args: argparse.Namespace, roots: list[str]) -> None:
     """Check the frontier options before anything starts; raises ValueError saying why."""
     if not args.frontier:
         raise ValueError("--report and --forget need --frontier URL")
-    check_url(args.frontier)
+    check_frontier_url(args.frontier)
     if args.stage != "asyncio":
         raise ValueError(f"--frontier works with --stage asyncio only, not {args.stage} "
                          "(stages 1 and 2 keep their frontier in memory)")  # fmt: skip
@@ -111,8 +101,6 @@ async def probe(frontier: Any, url: str) -> None:
 
 def crawl(frontier: Any, crawler: Any, json_file: IO[str] | None, *, quiet: bool) -> int:
     """Run this process's part of the crawl, then report what it fetched."""
-    from shared.cli import progress  # Here: shared.cli imports this module.
-
     status, message = EXIT_OK, ""
     with progress(crawler) if not quiet else contextlib.nullcontext():
         try:

@@ -1,9 +1,9 @@
 """Serve with aiohttp: the test site as an application, and a server in a thread.
 
-``make_app`` wraps the test site (``shared.site.Site``, which does no I/O)
+``make_app`` wraps the test site (``shared.testsite.site.Site``, which does no I/O)
 in an ``aiohttp.web`` application: one catch-all route hands every request
 to ``Site.respond``, and a middleware counts requests and adds the site's
-latency.  (``shared.cli.site_server`` picks this server or stage 2's own:
+latency.  (``shared.cli.main.site_server`` picks this server or stage 2's own:
 ``shared/`` imports no stage.)
 
 Tests and the CLI need a server while the crawler runs in the main thread on
@@ -23,7 +23,7 @@ from typing import Any, Self
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from shared.site import DEFAULT_PAGES, Request, Site, SiteCounters
+from shared.testsite.site import DEFAULT_PAGES, Request, Site, SiteCounters, announce
 
 
 class LoopThread:
@@ -169,3 +169,8 @@ async def serve(site: Site, host: str, port: int, listening: Callable[[int], obj
         await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
     finally:
         await runner.cleanup()
+
+
+def serve_with_aiohttp(site: Site, host: str, port: int) -> None:
+    """Serve ``site`` with aiohttp.web until Ctrl+C."""
+    asyncio.run(serve(site, host, port, lambda bound: announce(site.pages, host, bound)))

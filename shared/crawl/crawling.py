@@ -17,15 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shared.encoding import decode_body, find_encoding
-from shared.http import Response, parse_content_type
-from shared.links import extract_links
-from shared.options import CrawlOptions
-from shared.polite import Politeness, RobotsRules, origin_of
-from shared.recrawl import conditional_headers, read_since
-from shared.retry import backoff
-from shared.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
-from shared.stats import (
+from shared.crawl.options import CrawlOptions
+from shared.crawl.polite import Politeness, RobotsRules, origin_of
+from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
     ResponseTooLarge,
@@ -35,8 +29,14 @@ from shared.stats import (
     redirect,
     skipped,
 )
-from shared.trace import NO_TRACE, Trace
-from shared.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
+from shared.record.trace import NO_TRACE, Trace
+from shared.web.encoding import decode_body, find_encoding
+from shared.web.http import Response, parse_content_type
+from shared.web.links import extract_links
+from shared.web.recrawl import conditional_headers, read_since
+from shared.web.retry import backoff
+from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, read_sitemap
+from shared.web.urls import CRAWLABLE_SCHEMES, UrlPolicy, normalize_url, url_host
 
 REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 NOT_MODIFIED = 304  # The answer to a recrawl's conditional request for an unchanged page.
@@ -82,7 +82,7 @@ class CrawlerBase(CrawlOptions):
         self.seen_urls: set[str] = set()
         self.done: list[FetchStatistic] = []
         self.in_flight = 0  # Requests under way; for the progress display.
-        # Waits that 429 and 503 answers asked for, by kind (see shared.retry).
+        # Waits that 429 and 503 answers asked for, by kind (see shared.web.retry).
         self.waits: Counter[str] = Counter()
         # Why a URL's last answer was kept instead of tried again, when worth recording.
         self.kept_answers: dict[str, Exception] = {}
@@ -93,7 +93,7 @@ class CrawlerBase(CrawlOptions):
         self.on_request: Callable[[str, float], None] | None = None
         self.t0 = time.time()
         self.t1: float | None = None
-        # What the crawl did and when, for trace=FILE (shared/trace.py).
+        # What the crawl did and when, for trace=FILE (shared/record/trace.py).
         self.recorder = Trace(self.logger.name, self.queued) if self.trace else NO_TRACE
 
     def queued(self) -> int:
@@ -105,6 +105,15 @@ class CrawlerBase(CrawlOptions):
         if self.trace:
             self.recorder.write(self.trace)
 
+    def stopped(self) -> None:
+        """Note when the crawl stopped, if it did not, and write its trace.
+
+        Each stage's ``run`` calls it last, however the crawl ended
+        (finished, failed or interrupted by Ctrl-C).
+        """
+        self.t1 = self.t1 or time.time()
+        self.save_trace()
+
     def url_allowed(self, url: str) -> bool:
         """Tell whether the crawl may fetch ``url`` (scheme, host, exclude)."""
         return self.policy.url_allowed(url)
@@ -112,6 +121,14 @@ class CrawlerBase(CrawlOptions):
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it; each stage has its own queue."""
         raise NotImplementedError
+
+    def seen(self, url: str, max_redirect: int | None = None) -> tuple[str, int]:
+        """Mark ``url`` seen; return the job to queue: it, with its redirect budget."""
+        if max_redirect is None:
+            max_redirect = self.max_redirect
+        self.logger.debug("adding %s %d", url, max_redirect)
+        self.seen_urls.add(url)
+        return url, max_redirect
 
     def add_roots(self) -> None:
         """Queue each root; record a failure for a root that is not a web URL."""
@@ -292,7 +309,15 @@ class CrawlerBase(CrawlOptions):
                 self.logger.debug("got %d distinct urls from %s", len(links), url)
         new = len(links.difference(self.seen_urls))
         stat = FetchStatistic(
-            url, None, response.status, error, size, media_type, encoding, len(links), new
+            url=url,
+            next_url=None,
+            status=response.status,
+            exception=error,
+            size=size,
+            content_type=media_type,
+            encoding=encoding,
+            num_urls=len(links),
+            num_new_urls=new,
         )
         etag, last_modified = validators(response)
         return stat._replace(etag=etag, last_modified=last_modified), links
@@ -313,7 +338,15 @@ class CrawlerBase(CrawlOptions):
         links = {link for link in page.links if self.policy.normal_url_allowed(link)}
         new = links.difference(self.seen_urls)
         stat = FetchStatistic(
-            url, None, 304, None, 0, page.content_type, page.encoding, len(links), len(new)
+            url=url,
+            next_url=None,
+            status=304,
+            exception=None,
+            size=0,
+            content_type=page.content_type,
+            encoding=page.encoding,
+            num_urls=len(links),
+            num_new_urls=len(new),
         )
         # A 304 may send fresh validators; the earlier ones hold otherwise.
         etag, last_modified = validators(response)
@@ -356,7 +389,15 @@ class CrawlerBase(CrawlOptions):
         """Record a sitemap's answer, then queue the sitemaps or pages it lists."""
         media_type = parse_content_type(response.headers.get("content-type"))[0]
         stat = FetchStatistic(
-            url, None, response.status, None, len(response.body), media_type, None, 0, 0
+            url=url,
+            next_url=None,
+            status=response.status,
+            exception=None,
+            size=len(response.body),
+            content_type=media_type,
+            encoding=None,
+            num_urls=0,
+            num_new_urls=0,
         )
         index, listed = False, list[str]()
         try:
@@ -409,7 +450,7 @@ def header_text(value: str) -> str:
     """Return a header value with each byte that was not UTF-8 written as ``%XX``.
 
     Header values arrive decoded from UTF-8 with ``surrogateescape`` (by
-    aiohttp and by shared.http alike), so a stray latin-1 byte is a lone
+    aiohttp and by shared.web.http alike), so a stray latin-1 byte is a lone
     surrogate, which no report or JSON file could print.  ``%XX`` keeps the
     byte, and is what a URL needs anyway.
     """

@@ -42,7 +42,7 @@ import tempfile
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-LOGGER = logging.getLogger("shared.save")
+LOGGER = logging.getLogger("shared.record.save")
 INDEX = "index.html"  # The file name of a URL that names a directory.
 # The page ``a`` once ``a`` must be a directory.  Escaping never writes "%"
 # followed by something other than two hex digits, so no URL maps here.

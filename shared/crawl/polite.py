@@ -7,7 +7,7 @@ lives here, free of any I/O, so the three stages decide alike: the rules of
 one robots.txt (``RobotsRules``), how the answers to a robots.txt request
 become rules (``RobotsFetch``), and when a host may get its next request
 (``Politeness.wait_before``), including a wait a server asked for
-(``Politeness.hold``, see ``shared.retry``).  How a stage *waits* for that moment is the lesson
+(``Politeness.hold``, see ``shared.web.retry``).  How a stage *waits* for that moment is the lesson
 of the stage and stays there: a timer and a waiting list per host in stage 1,
 a sleep and a semaphore per host in stages 2 and 3.
 
@@ -29,9 +29,9 @@ import urllib.parse
 
 from protego import Protego
 
-from shared.http import USER_AGENT, Response
-from shared.stats import RobotsDisallowed
-from shared.urls import CRAWLABLE_SCHEMES, normalize_url
+from shared.record.stats import RobotsDisallowed
+from shared.web.http import USER_AGENT, Response
+from shared.web.urls import CRAWLABLE_SCHEMES, normalize_url
 
 MAX_ROBOTS_SIZE = 500 * 1024  # Google reads this much of a robots.txt and ignores the rest.
 MAX_ROBOTS_REDIRECTS = 5  # RFC 9309: follow at least five; past that, there are no rules.
@@ -195,7 +195,7 @@ class Host:
 class Politeness:
     """What one crawl knows about each host, and the politeness options it needs.
 
-    The options are checked by ``shared.options``; ``max_per_host`` is kept
+    The options are checked by ``shared.crawl.options``; ``max_per_host`` is kept
     by each stage with its own waiting primitive.
     """
 
@@ -254,7 +254,7 @@ class Politeness:
     def hold(self, url: str, until: float) -> None:
         """Keep every request to ``url``'s host back until loop time ``until``.
 
-        A 429 or 503 answer asks this of the whole host (``shared.retry``).
+        A 429 or 503 answer asks this of the whole host (``shared.web.retry``).
         """
         host = self.host(url)
         host.not_before = max(host.not_before, until)

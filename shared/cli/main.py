@@ -2,8 +2,8 @@
 
 It takes the options of the 500 Lines crawler's ``crawl.py`` (with either
 ``--max_tasks`` or ``--max-tasks`` spelling), built from the one definition
-in ``shared.options``, plus ``--stage``, ``--json`` and ``--save`` (``--trace`` is an option of
-the crawl itself, written by the stage).  With no
+in ``shared.crawl.options``, plus ``--stage``, ``--json`` and ``--save``
+(``--trace`` is an option of the crawl itself, written by the stage).  With no
 root URL it starts the bundled test site and crawls that, then checks the
 result against the site's oracle.  The report is printed at the end, and
 also after Ctrl-C, so what was done is never lost.
@@ -23,20 +23,19 @@ import logging
 import os
 import re
 import sys
-import threading
-import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from shared import frontier_cli
-from shared.options import add_arguments, from_arguments
-from shared.recrawl import read_since
-from shared.report import report, write_jsonl
-from shared.save import PageSaver
-from shared.site import DEFAULT_PAGES, MIN_PAGES, Site
-from shared.urls import CRAWLABLE_SCHEMES, normalize_url
+from shared.cli import frontier as frontier_cli
+from shared.cli.progress import progress
+from shared.crawl.options import add_arguments, from_arguments
+from shared.record.report import report, write_jsonl
+from shared.record.save import PageSaver
+from shared.testsite.site import DEFAULT_PAGES, MIN_PAGES, Site
+from shared.web.recrawl import read_since
+from shared.web.urls import CRAWLABLE_SCHEMES, normalize_url
 
 STAGES = {
     "callbacks": "stage1_callbacks",
@@ -240,7 +239,7 @@ def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
     # ``python -m stage1_callbacks URL`` runs without them; and only stage
     # 2's server needs stage 2 (and h11).
     if server == "aiohttp":
-        from shared.server import ServerThread, make_app
+        from shared.testsite.server import ServerThread, make_app
 
         return ServerThread(make_app(pages, latency))
     if server == "generators":
@@ -270,7 +269,7 @@ def run_and_report(
 
 def check_oracle(crawler: Any, root: str, pages: int) -> int:
     """Compare a crawl of the bundled site with what the site says it must record."""
-    from shared.site import expected_results  # Only the bundled site needs it.
+    from shared.testsite.site import expected_results  # Only the bundled site needs it.
 
     if crawler.max_pages is not None or crawler.max_depth is not None:
         print("Oracle: not checked: --max-pages and --max-depth leave part of the site out.")
@@ -291,38 +290,3 @@ def check_oracle(crawler: Any, root: str, pages: int) -> int:
     for line in sorted(got - expected)[:10]:
         print("  unexpected:", line)
     return EXIT_MISMATCH
-
-
-@contextlib.contextmanager
-def progress(crawler: Any, interval: float = 0.25) -> Iterator[None]:
-    """Show a live one-line progress display on stderr, if it is a terminal."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    stop = threading.Event()
-
-    def show() -> None:
-        while not stop.wait(interval):
-            sys.stderr.write("\r" + progress_line(crawler) + "\033[K")
-            sys.stderr.flush()
-
-    thread = threading.Thread(target=show, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        sys.stderr.write("\r\033[K")
-
-
-def progress_line(crawler: Any) -> str:
-    """Return 'done / queued / in flight / rate' for a running crawl."""
-    done, in_flight = len(crawler.done), crawler.in_flight
-    queued = max(len(crawler.seen_urls) - done - in_flight, 0)
-    elapsed = max(time.time() - crawler.t0, 1e-9)
-    return f"done {done} | queued {queued} | in flight {in_flight} | {done / elapsed:.1f} urls/s"
-
-
-if __name__ == "__main__":
-    sys.exit(main())

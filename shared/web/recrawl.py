@@ -58,11 +58,11 @@ def earlier_record(record: Any) -> tuple[str, Earlier] | None:
         links = []
     content_type, encoding = record.get("content_type"), record.get("encoding")
     return record["url"], Earlier(
-        etag,
-        last_modified,
-        content_type if isinstance(content_type, str) else None,
-        encoding if isinstance(encoding, str) else None,
-        tuple(links),
+        etag=etag,
+        last_modified=last_modified,
+        content_type=content_type if isinstance(content_type, str) else None,
+        encoding=encoding if isinstance(encoding, str) else None,
+        links=tuple(links),
     )
 
 

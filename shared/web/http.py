@@ -60,7 +60,7 @@ class Response:
     ``headers`` keeps the first value of a header sent more than once.  Its
     values are decoded from UTF-8 with ``surrogateescape``, as aiohttp does:
     a byte that is not UTF-8 becomes a lone surrogate (see
-    ``shared.crawling.header_text``).
+    ``shared.crawl.crawling.header_text``).
     """
 
     status: int

@@ -15,7 +15,7 @@ notes, with the same names in every stage:
 - two counters: URLs queued, and fetches in flight.
 
 The file is JSON in the Trace Event Format, which Perfetto's UI and
-``chrome://tracing`` open as they are; ``shared.timeline`` draws it.
+``chrome://tracing`` open as they are; ``shared.record.timeline`` draws it.
 
 A stage calls the recorder at its natural points, one line each; a crawl
 without a trace gets ``NO_TRACE``, whose methods do nothing, so the lesson

@@ -1,7 +1,7 @@
 """The options of a crawl, defined once: names, types, defaults, checks, help.
 
 Each option is one field of ``CrawlOptions``.  Every stage's ``Crawler``
-is a ``CrawlOptions`` (through ``shared.crawling.CrawlerBase``), so
+is a ``CrawlOptions`` (through ``shared.crawl.crawling.CrawlerBase``), so
 ``Crawler(roots, max_tasks=5)`` gets its default and its check here and
 reads it back as ``crawler.max_tasks``, as in the 500 Lines crawler.  The
 ``crawl`` command builds its options from the same fields
@@ -24,7 +24,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from shared.http import USER_AGENT
+from shared.web.http import USER_AGENT
 
 Check = Callable[[str, Any], None]  # Raises ValueError naming the option.
 SAME = object()  # The command line's default is the Python default.
@@ -174,7 +174,7 @@ class CrawlOptions:
         10 * 2**20, whole_number(0), "cut bodies longer than this", metavar="BYTES"
     )
 
-    # Politeness (shared/polite.py).  The command line is polite by default;
+    # Politeness (shared/crawl/polite.py).  The command line is polite by default;
     # Python callers (the tests, the benchmark) ask for it.
     obey_robots: bool = option(
         False,
@@ -236,7 +236,7 @@ class CrawlOptions:
         metavar="TEXT",
     )
 
-    # A record of the crawl (shared/trace.py); without it, nothing is recorded.
+    # A record of the crawl (shared/record/trace.py); without it, nothing is recorded.
     trace: str | None = option(
         None,
         optional(file_name),
@@ -294,3 +294,18 @@ def from_arguments(args: argparse.Namespace) -> CrawlOptions:
     """Return the options given on the command line; raises ValueError when one is bad."""
     names = [field.name for field in dataclasses.fields(CrawlOptions)]
     return CrawlOptions(**{name: getattr(args, name) for name in names})
+
+
+# --- The shared frontier's options (crawl --frontier; stage3_asyncio/frontier.py) ---
+
+DEFAULT_LEASE = 30.0  # Seconds before a dead process's URLs go back to the queue.
+FRONTIER_SCHEMES = ("redis", "rediss", "unix")  # What redis-py connects to.
+
+
+def check_frontier_url(url: str) -> str:
+    """Return ``url`` if it names a Valkey or Redis server; raises ValueError otherwise."""
+    scheme = url.partition("://")[0] if "://" in url else ""
+    if scheme.lower() not in FRONTIER_SCHEMES:
+        schemes = ", ".join(f"{name}://" for name in FRONTIER_SCHEMES)
+        raise ValueError(f"--frontier must be a {schemes} URL, not {url!r}")
+    return url

@@ -6,7 +6,7 @@ This parser reads the page as HTML instead: it reports the ``href`` of
 ``<a>``, ``<area>`` and ``<link>`` elements, honours ``<base href>``, and
 never looks inside comments, ``<script>`` or ``<style>`` (an HTML parser
 treats the last two as raw text, so tags in them are not tags).  Every link
-comes back absolute and in the normal form of ``shared.urls``: the URL a
+comes back absolute and in the normal form of ``shared.web.urls``: the URL a
 browser would request for it.
 
 Two HTML parsers can do the reading, and both pass the same tests: the
@@ -21,9 +21,9 @@ from __future__ import annotations
 import codecs
 import html.parser
 
-from shared.encoding import decode_body, find_encoding
-from shared.http import parse_content_type
-from shared.urls import normalize_url, quick_join
+from shared.web.encoding import decode_body, find_encoding
+from shared.web.http import parse_content_type
+from shared.web.urls import normalize_url, quick_join
 
 try:
     from selectolax.lexbor import LexborHTMLParser as LexborHTMLParser  # Tests swap it.
@@ -90,7 +90,7 @@ def page_links(body: bytes, content_type: str | None, page_url: str) -> set[str]
     """Return the links of an HTML page's bytes, read in the encoding a browser would pick.
 
     ``content_type`` is the page's Content-Type header (None when absent);
-    see ``shared.encoding`` for how the encoding is found.
+    see ``shared.web.encoding`` for how the encoding is found.
     """
     charset = parse_content_type(content_type)[1].get("charset")
     encoding = find_encoding(charset, body, sniff=True)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import IO, Any, Protocol
 
-from shared.stats import FetchStatistic, Skipped
+from shared.record.stats import FetchStatistic, Skipped
 
 
 class CrawlRecord(Protocol):
@@ -42,7 +42,7 @@ def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
         f"(max_tasks={crawler.max_tasks}) ({speed:.3f} urls/sec/task)",
         file=file,
     )
-    # The waits 429 and 503 answers asked for (shared.retry), if the crawler kept any.
+    # The waits 429 and 503 answers asked for (shared.web.retry), if the crawler kept any.
     for kind, count in getattr(crawler, "waits", {}).items():
         counts[f"wait_{kind}"] += count
     for key, count in sorted(counts.items()):

@@ -1,4 +1,4 @@
-"""Draw a crawl's trace (shared/trace.py) as an SVG timeline, and measure its loop.
+"""Draw a crawl's trace (shared/record/trace.py) as an SVG timeline, and measure its loop.
 
 One row per lane (a task, a thread, a Fetcher slot), each fetch a bar
 coloured by phase; the hand-made loops of stages 1 and 2 get a row of their
@@ -7,7 +7,7 @@ in ``select``.  Several traces can share one figure and one time axis, so
 that runs can be compared side by side.  The docs build draws the figures
 of the chapters with it::
 
-    python -m shared.timeline trace.json [more.json ...] > timeline.svg
+    python -m shared.record.timeline trace.json [more.json ...] > timeline.svg
 
 Text and axes are drawn in ``currentColor``, set to a dark grey: a page in
 a dark theme inverts the whole image (the site's stylesheet does), which
@@ -25,7 +25,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from shared.trace import LOOP_LANE, PHASES
+from shared.record.trace import LOOP_LANE, PHASES
 
 COLOURS = {  # Mid-tones: legible on white, and on black once inverted.
     "connect": "#4e79a7",

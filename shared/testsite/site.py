@@ -22,7 +22,7 @@ crawl must record: the oracle that the acceptance suite checks against.
 
 The site itself does no I/O: ``Site.respond`` turns a ``Request`` (method,
 target, host) into a ``Response`` (status, headers, body).  Any server can
-serve it, and this module imports none: ``shared.server.make_app`` wraps it
+serve it, and this module imports none: ``shared.testsite.server.make_app`` wraps it
 in an aiohttp application, and stage 2's own HTTP server
 (``stage2_generators.server.http_server``) serves the very same object.
 Like the rest of ``shared/``, this module imports no stage: the stages
@@ -33,7 +33,7 @@ if a full crawl reaches it, add it to ``expected_results`` too.
 Run it by hand to browse it (the second line serves it with stage 2's
 server instead of aiohttp.web)::
 
-    python -m shared.site --port 8000 --pages 300 --latency-ms 0
+    python -m shared.testsite --port 8000 --pages 300 --latency-ms 0
     python -m stage2_generators.server --port 8000
 """
 
@@ -52,7 +52,6 @@ import sys
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 DEFAULT_PAGES = 300
 MIN_PAGES = 10  # The home page links to pages 1 to 6 by number.
@@ -709,30 +708,20 @@ def _reached_by_redirects(base: str, max_redirect: int) -> set[Result]:
     return results
 
 
-def __getattr__(name: str) -> Any:
-    """Find the aiohttp wrapper's names, which moved to shared.server, on first use."""
-    # Kept for code written before the move; importing it here would make
-    # every user of the model import aiohttp.
-    if name in {"make_app", "SITE", "COUNTERS", "counting_middleware", "Handler"}:
-        from shared import server
-
-        return getattr(server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 Serve = Callable[["Site", str, int], None]  # Serves a site on (host, port) until Ctrl+C.
 
 
 def main(
     argv: list[str] | None = None,
     *,
-    prog: str = "python -m shared.site",
-    serve: Serve | None = None,
+    prog: str = "python -m shared.testsite",
+    serve: Serve,
 ) -> None:
-    """Serve the test site until interrupted, with ``serve`` (aiohttp.web by default).
+    """Serve the test site until interrupted, with ``serve``.
 
-    Stage 2's server calls this with its own ``serve`` (``python -m
-    stage2_generators.server``): the site stays below every stage.
+    ``python -m shared.testsite`` passes aiohttp.web's (``shared/testsite/
+    __main__.py``), stage 2's server its own (``python -m
+    stage2_generators.server``): the site itself imports neither.
     """
     parser = argparse.ArgumentParser(prog=prog, description="Serve the crawler's local test site.")
     parser.add_argument(
@@ -757,7 +746,7 @@ def main(
     except ValueError as error:
         parser.error(str(error))
     try:
-        (serve or serve_with_aiohttp)(site, args.host, args.port)
+        serve(site, args.host, args.port)
     except KeyboardInterrupt:
         pass  # Ctrl+C is how the reader stops the site.
     except OSError as error:
@@ -768,17 +757,3 @@ def announce(pages: int, host: str, port: int) -> None:
     """Say where the site listens (the real port, when 0 was asked for)."""
     print(f"Test site with {pages} pages on http://{host}:{port}/")
     print("(Press Ctrl+C to stop.)", flush=True)
-
-
-def serve_with_aiohttp(site: Site, host: str, port: int) -> None:
-    """Serve ``site`` with aiohttp.web until Ctrl+C."""
-    # Imported here: the model itself needs neither asyncio nor aiohttp.
-    import asyncio
-
-    from shared.server import serve
-
-    asyncio.run(serve(site, host, port, lambda bound: announce(site.pages, host, bound)))
-
-
-if __name__ == "__main__":
-    main()

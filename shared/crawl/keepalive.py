@@ -1,4 +1,4 @@
-"""Kept-alive connections that behave like the fresh ones of stages 1 and 2.
+"""Stage 3's kept-alive connections, made to behave like the fresh ones of stages 1 and 2.
 
 Stages 1 and 2 open a connection for each request, so whatever a server
 does after its answer cannot reach the next request.  aiohttp keeps
@@ -38,8 +38,10 @@ before that byte, bytes came after the response.  Once the body is
 complete nothing more is fed, and if the parser fails on what came after
 it, that is no failure of the page.  A malformed body still fails it.
 
-This module is about aiohttp's pool, not about asyncio: it is kept apart
-from the crawler so the crawler reads as the lesson.  It leans on a few of
+This module is about aiohttp's pool, not about asyncio: it lives here, in
+``shared/crawl``, and not in ``stage3_asyncio``, so that the stage reads as
+the lesson ("the real thing is short") and its chapter need not walk
+through aiohttp's internals.  Only stage 3 uses it.  It leans on a few of
 aiohttp's private names, and ``stage3_asyncio/tests/test_connections.py``
 fails if they change: ``TCPConnector._get``, the one place where aiohttp
 takes a connection out of its pool; ``TCPConnector._factory``, which makes
@@ -63,7 +65,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.http import RawResponseMessage
 
-from shared.trace import NO_TRACE, Trace
+from shared.record.trace import NO_TRACE, Trace
 
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 

@@ -20,7 +20,7 @@ class FetchStatistic(NamedTuple):
     exception: BaseException | None  # Why it failed, or why the body was cut.
     size: int  # Body bytes read.
     content_type: str | None  # Media type without parameters.
-    encoding: str | None  # The encoding the body is read with (see shared.encoding).
+    encoding: str | None  # The encoding the body is read with (see shared.web.encoding).
     num_urls: int  # Distinct allowed links on the page.
     num_new_urls: int  # Of those, the ones not seen before.
     # The answer's validators, sent back by a recrawl (crawl --since).
@@ -46,14 +46,44 @@ class CrawlLimitReached(Skipped):
 
 def failure(url: str, exception: BaseException) -> FetchStatistic:
     """Return the statistic of a URL that could not be fetched at all."""
-    return FetchStatistic(url, None, None, exception, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=None,
+        status=None,
+        exception=exception,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
 
 
 def skipped(url: str, reason: Skipped) -> FetchStatistic:
     """Return the statistic of a URL the crawl did not fetch, and why."""
-    return FetchStatistic(url, None, None, reason, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=None,
+        status=None,
+        exception=reason,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )
 
 
 def redirect(url: str, next_url: str, status: int) -> FetchStatistic:
     """Return the statistic of a URL that redirected to ``next_url``."""
-    return FetchStatistic(url, next_url, status, None, 0, None, None, 0, 0)
+    return FetchStatistic(
+        url=url,
+        next_url=next_url,
+        status=status,
+        exception=None,
+        size=0,
+        content_type=None,
+        encoding=None,
+        num_urls=0,
+        num_new_urls=0,
+    )

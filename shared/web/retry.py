@@ -5,7 +5,7 @@ asking the crawler to come back later; with a ``Retry-After`` header it
 says when (RFC 9110, section 10.2.3): a number of seconds, or an HTTP date.
 This module reads that header and decides, free of any I/O, whether to try
 the URL again and after how long.  The wait is the host's, not the URL's:
-``shared.polite.Politeness.hold`` keeps every request to the host back
+``shared.crawl.polite.Politeness.hold`` keeps every request to the host back
 until then, and each stage waits for it the way it waits for the delay
 between two requests (a timer in stage 1, a sleep in stages 2 and 3).
 
@@ -32,7 +32,7 @@ import math
 import random
 import time
 
-from shared.http import Response
+from shared.web.http import Response
 
 RETRY_STATUSES = frozenset({429, 503})  # The answers that mean "come back later".
 BACKOFF_BASE = 0.5  # Seconds before the second try when no Retry-After says.

@@ -10,7 +10,7 @@ mean gb18030, ``shift_jis`` means Microsoft's cp932.
 
 The steps are w3lib's, the library Scrapy reads pages with; this module only
 puts them in the order above and feeds them the charset that
-``shared.http.parse_content_type`` found.
+``shared.web.http.parse_content_type`` found.
 """
 
 from __future__ import annotations

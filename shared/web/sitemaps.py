@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import xml.parsers.expat
 
-from shared.http import BadResponse, BodyDecoder
+from shared.web.http import BadResponse, BodyDecoder
 
 MAX_SITEMAP_URLS = 50_000  # The protocol's limit for one file.
 MAX_SITEMAPS = 100  # Sitemap files read in one crawl, index files included.
