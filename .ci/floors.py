@@ -1,15 +1,14 @@
 """Print a pip constraints file that pins each direct dependency to its floor.
 
-The floor of ``aiohttp>=3.10.2,<4`` is 3.10.2: CI installs the project with
-these pins (``pip install -c FILE -e ".[test]"``) and runs the quick tests,
-so a floor in pyproject.toml that is too low fails CI instead of a user's
-install.  Only ``[project].dependencies`` are pinned: they are what a user
+The floor of ``aiohttp>=3.14,<4`` is 3.14: CI installs these pins over its
+environment (``pip install -r FILE``) and runs the quick tests, so a floor
+in pyproject.toml that is too low fails CI instead of a user's install.  Only ``[project].dependencies`` are pinned: they are what a user
 installs; the test tools keep their newest versions.  Exits with an error
 when a dependency has no floor (``>=``).
 
 Run from the repository root::
 
-    python .ci/floors.py > floors.txt
+    python .ci/floors.py > floors.txt && pip install -r floors.txt
 """
 
 from __future__ import annotations
