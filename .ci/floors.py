@@ -2,9 +2,10 @@
 
 The floor of ``aiohttp>=3.14,<4`` is 3.14: CI installs these pins over its
 environment (``pip install -r FILE``) and runs the quick tests, so a floor
-in pyproject.toml that is too low fails CI instead of a user's install.  Only ``[project].dependencies`` are pinned: they are what a user
-installs; the test tools keep their newest versions.  Exits with an error
-when a dependency has no floor (``>=``).
+in pyproject.toml that is too low fails CI instead of a user's install.
+Only ``[project].dependencies`` are pinned: they are what a user installs;
+the test tools keep their newest versions.  Exits with an error when a
+dependency has no floor (``>=``).
 
 Run from the repository root::
 
