@@ -1,4 +1,4 @@
-"""Print a pip constraints file that pins each direct dependency to its floor.
+"""Print a requirements file that pins each direct dependency to its floor.
 
 The floor of ``aiohttp>=3.14,<4`` is 3.14: CI installs these pins over its
 environment (``pip install -r FILE``) and runs the quick tests, so a floor
