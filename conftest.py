@@ -11,7 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import PageServer
+# The acceptance suite is imported by each stage's tests, not collected:
+# pytest rewrites its asserts only when told, and a failed one then says
+# what it compared (the grader's hints show that line).
+pytest.register_assert_rewrite(
+    "tests.acceptance", "tests.hostile_acceptance", "tests.polite_acceptance",
+    "tests.revisit_acceptance",
+)  # fmt: skip
+
+from tests.servers import PageServer  # noqa: E402
+
+# Levels for the acceptance suite, and --level N: see tests/grading.py.
+pytest_plugins = ["tests.grading"]
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ first line and the parts of a response, the test site's first pages,
 which links of a page to follow, and the line printed for each page (with
 the time since the start and the fetches in flight, so that a step shows
 how concurrent it is).  A reader typing the steps outside this
-repository copies this file and ``shared/web/links.py`` (the link parser) next
-to them.
+repository copies this file and the shared modules it imports (the link
+parser and what it needs); the reference page lists, for each step, the
+files and packages it needs ("Running a step outside this repository").
 """
 
 import re

@@ -40,6 +40,7 @@ from shared.crawl.polite import MAX_ROBOTS_SIZE, RobotsFetch, origin_of
 from shared.record.stats import failure
 from shared.web.http import BadResponse, Response
 from shared.web.resolver import Resolver
+from shared.web.urls import PrivateAddress
 from stage1_callbacks.fetcher import Fetcher
 from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tls import HttpsFetcher
@@ -96,7 +97,9 @@ class Crawler(CrawlerBase):
         self.q: deque[tuple[str, int]] = deque()  # URLs waiting for a free slot.
         self.jobs: dict[Fetcher, Job] = {}  # The fetches in flight, and whose they are.
         self.loop: EventLoop | None = None  # Set by run().
-        self.resolver = Resolver()  # Remembers each host's addresses for this crawl.
+        # Remembers each host's addresses for this crawl, and returns only
+        # those the URL policy lets it connect to.
+        self.resolver = Resolver(self.policy)
         self.ssl_context: ssl.SSLContext | None = None  # Made for the first https URL.
         self.host_lines: dict[str, HostLine] = {}  # max_per_host, per host.
         # Pages waiting for their host's robots.txt, by host; the first fetches it.
@@ -240,6 +243,8 @@ class Crawler(CrawlerBase):
 
         Raises ``exception`` itself when it is not a network error.
         """
+        if isinstance(exception, PrivateAddress):
+            return False  # A refusal of the policy's: another try changes nothing.
         if not isinstance(exception, NETWORK_ERRORS):
             raise exception or AssertionError("a Fetcher finished with no result")
         LOGGER.info("try %d for %s raised %r", job.attempt, job.url, exception)

@@ -37,6 +37,7 @@ from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, origin_of
 from shared.record.stats import failure
 from shared.web.http import BadResponse, ResponseParser, build_request, request_target
 from shared.web.resolver import Resolver
+from shared.web.urls import PrivateAddress
 from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
@@ -60,7 +61,9 @@ class Crawler(CrawlerBase):
     def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
         super().__init__(roots, **options)
         self.q: Queue[tuple[str, int]] = Queue()
-        self.resolver = Resolver()  # Blocking lookups, once per host: see shared.web.resolver.
+        # Blocking lookups, once per host (see shared.web.resolver), and only the
+        # addresses the URL policy lets the crawl connect to.
+        self.resolver = Resolver(self.policy)
         self.ssl_context: ssl.SSLContext | None = None  # Made on the first https URL.
         self.host_slots: dict[str, Semaphore] = {}  # max_per_host, per host.
         self.robots_fetches: dict[str, Task] = {}  # One robots.txt fetch per host.
@@ -126,7 +129,7 @@ class Crawler(CrawlerBase):
             return
         try:
             response = yield from self.fetch_response(url, self.max_size)
-        except NETWORK_ERRORS as error:
+        except (*NETWORK_ERRORS, PrivateAddress) as error:  # The latter: never retried.
             self.record_statistic(failure(url, error))
             return
         self.handle_response(url, max_redirect, response)
@@ -211,7 +214,7 @@ class Crawler(CrawlerBase):
                     robots.url, MAX_ROBOTS_SIZE, come_back=False
                 )
                 robots.received(answer)
-            except NETWORK_ERRORS as error:
+            except (*NETWORK_ERRORS, PrivateAddress) as error:
                 robots.failed(error)
         self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules

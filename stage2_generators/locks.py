@@ -9,7 +9,9 @@ kept in a deque, so waiters are served in the order they came.
 
 The names and the behaviour are those of ``asyncio.Lock``, ``Event`` and
 ``Semaphore``.  Left out: ``Condition``, ``BoundedSemaphore`` and
-``Barrier``.  The crawler itself uses only the queue's Event.
+``Barrier``.  Who uses them: the crawler keeps a ``Semaphore`` per host
+(``--max-per-host``), the ``Queue`` waits in ``join`` on an ``Event``, and
+the server chapter's lock step guards its counter with a ``Lock``.
 """
 
 from __future__ import annotations

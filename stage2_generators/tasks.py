@@ -44,8 +44,9 @@ class Task(Future):
     # The invariant: between two steps, until the task is done, it is either
     # scheduled to take its next step (a call to _step waits in the loop's
     # ready queue) or parked on exactly one future, _fut_waiter, whose done
-    # callback (_wakeup) will schedule that step.  Never both, never neither:
-    # so a task is never lost, and never runs two steps at once.
+    # callback (_wakeup, which the future schedules) will take that step.
+    # Never both, never neither: so a task is never lost, and never runs two
+    # steps at once.
 
     # __weakref__: the loop holds its tasks in a WeakSet.
     __slots__ = (

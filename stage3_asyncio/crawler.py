@@ -27,8 +27,9 @@ import yarl
 from shared.crawl.crawling import CrawlerBase
 from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
-from shared.record.stats import failure
+from shared.record.stats import Skipped, failure
 from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
+from shared.web.urls import PrivateAddress
 
 LOGGER = logging.getLogger("stage3_asyncio")
 NETWORK_ERRORS = (aiohttp.ClientError, BadResponse, TimeoutError)  # Worth another try.
@@ -60,7 +61,8 @@ class Crawler(CrawlerBase):
         A robots.txt fetch that a stopped crawl leaves running is
         cancelled before the session closes.
         """
-        connector = CarefulConnector(limit=self.max_tasks)  # See shared/crawl/keepalive.py.
+        # See shared/crawl/keepalive.py; it connects only where the URL policy allows.
+        connector = CarefulConnector(self.policy, limit=self.max_tasks)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
@@ -119,16 +121,24 @@ class Crawler(CrawlerBase):
         """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
         if self.robots_needed(url):
             await self.robots_of(url)
-        reason = self.admit(url)
+        reason = self.admit(url) or await self.admit_everywhere()
         if reason is not None:
             self.record_skip(url, reason)
             return
         try:
             response = await self.fetch_response(url, self.max_size)
-        except NETWORK_ERRORS as error:
+        except (*NETWORK_ERRORS, PrivateAddress) as error:  # The latter: never retried.
             self.record_statistic(failure(url, error))
             return
         self.handle_response(url, max_redirect, response)
+
+    async def admit_everywhere(self) -> Skipped | None:
+        """Return why no process of the crawl may fetch one more page, or None.
+
+        One process has nothing to add to ``admit``; the shared frontier
+        (``frontier.py``) counts max_pages across its processes here.
+        """
+        return None
 
     async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.
@@ -200,7 +210,7 @@ class Crawler(CrawlerBase):
                 # A 429 or 503 robots.txt is not waited for: it disallows everything.
                 answer = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
                 robots.received(answer)
-            except NETWORK_ERRORS as error:
+            except (*NETWORK_ERRORS, PrivateAddress) as error:
                 robots.failed(error)
         self.rules_known(host.origin, robots.rules)  # Queues sitemaps if asked.
         return robots.rules
@@ -262,14 +272,17 @@ class Crawler(CrawlerBase):
 async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_size: int) -> bytes:
     """Read and decode a body, stopping once it is longer than ``max_size``.
 
+    Bytes after the end of compressed data are not read (see BodyDecoder).
     Raises BadResponse for a body that is not in its content coding.
     """
     decoder = BodyDecoder(coding, max_size + 1)
     body = bytearray()
     async for data in response.content.iter_any():
         body += decoder.decode(data)
-        if len(body) > max_size:
-            return bytes(body)  # Cut: the connection closes with the rest unread.
+        # Cut, or past the end of the compressed data: the connection
+        # closes with the rest unread.
+        if len(body) > max_size or decoder.ended:
+            return bytes(body)
     body += decoder.finish()
     return bytes(body)
 

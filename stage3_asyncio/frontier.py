@@ -10,11 +10,17 @@ started at any time, work on one crawl, and a crawl outlives them all.
 What changes is only *where* the state lives.  The few calls that touched
 the queue and the seen set (``add_url``, taking a URL in ``work``, recording
 an outcome) become calls to the server, each one step that the server runs
-whole (a Lua script), so two processes never take the same URL or break a
-host's limit.  A URL taken is *leased*: if its process dies, the lease runs
-out and the URL goes back to the queue.  One task per process, the
-courier, reports the URLs its workers finished and leases the next ones in
-one round trip (``Frontier.step``), while the workers fetch.
+whole (a Lua script, in ``lua/`` beside this file), so two processes never
+take the same URL or break a host's limit.  A URL taken is *leased*: if its
+process dies, the lease runs out and the URL goes back to the queue, at
+most ``max_attempts`` times.  One task per process, the courier, reports
+the URLs its workers finished and leases the next ones in one round trip
+(``Frontier.step``), while the workers fetch.  Each crawl has an identity
+in the server, checked at every step: a process whose crawl is gone from
+the server (flushed, forgotten, evicted) stops and says so.
+
+The module reads as the chapter does: the queue (the server's step, then
+the crawler's side of it), leases, politeness, and the finish.
 
 Left out compared with scrapy-redis or Crawlee: priorities (the queue is
 first in, first out), a Redis Cluster (all keys live on one server), and
@@ -26,9 +32,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
+import importlib.resources
 import itertools
 import json
 import os
+import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -39,125 +48,47 @@ import redis.asyncio.retry
 import redis.backoff
 import redis.exceptions
 
-from shared.crawl.options import DEFAULT_LEASE, check_frontier_url, finite, seconds
+from shared.crawl.options import (
+    DEFAULT_LEASE,
+    DEFAULT_MAX_ATTEMPTS,
+    check_frontier_url,
+    finite,
+    seconds,
+    whole_number,
+)
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules
 from shared.record.report import stat_to_json
 from shared.record.stats import CrawlLimitReached, FetchStatistic, Skipped, failure
 from shared.web.http import Response
+from shared.web.urls import PrivateAddress
 from stage3_asyncio.crawler import LOGGER, NETWORK_ERRORS, Crawler
 
 PREFIX = "crawl:"  # Every key of the crawl starts so; one crawl per database.
-KEYS = ("queue", "seen", "leases", "leased", "records", "log", "pages", "hosts", "robots", "meta")
+KEYS = (
+    *("queue", "seen", "leases", "leased", "attempts", "records", "log"),
+    *("pages", "robots", "meta", "processes"),
+)
+SCRIPTS = ("join", "step", "renew", "turn", "admit", "keep", "forget")  # lua/NAME.lua
 SERVER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
 MAX_POLL = 0.25  # The longest an idle worker waits before asking the server again.
 
 
 class FrontierError(Exception):
-    """The frontier's server cannot be reached, or went away."""
+    """The frontier's server cannot be reached, went away, or refused a step."""
 
 
-# --8<-- [start:scripts]
-# The server runs each script whole, with no other command in between: that
-# is what makes a step atomic across processes.  Time is the server's own
-# (TIME), so machines whose clocks differ still agree on leases and delays.
-NOW = "local t = redis.call('TIME') local now = t[1] + t[2] / 1000000\n"
+class CrawlLost(FrontierError):
+    """The crawl is no longer in the frontier's server, or not as this process left it."""
 
-# KEYS: queue seen leases leased records log.  ARGV: the lease in seconds,
-# how many URLs to take, the number of URLs done and those URLs, the number
-# of records and (url, record) pairs, then (url, entry) pairs of links.
-# Ends the leases of the URLs done, records their outcomes, queues the links
-# not seen, then takes up to that many URLs.  Returns the entries taken, how
-# long until a lease runs out (-1: no lease, so when no entry was taken the
-# crawl is finished; 0 when asked to take none), and how many links were new.
-STEP = (
-    NOW
-    + """
-local i = 4
-for _ = 1, tonumber(ARGV[3]) do
-  redis.call('ZREM', KEYS[3], ARGV[i])
-  redis.call('HDEL', KEYS[4], ARGV[i])
-  i = i + 1
-end
-local records = tonumber(ARGV[i])
-i = i + 1
-for _ = 1, records do
-  if redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1]) == 1 then
-    redis.call('RPUSH', KEYS[6], ARGV[i])
-  end
-  i = i + 2
-end
-local added = 0
-while i < #ARGV do
-  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
-    added = added + 1
-  end
-  i = i + 2
-end
-if ARGV[2] == '0' then return {{}, '0', added} end
-for _, url in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-  redis.call('LPUSH', KEYS[1], redis.call('HGET', KEYS[4], url))
-  redis.call('ZREM', KEYS[3], url)
-  redis.call('HDEL', KEYS[4], url)
-end
-local taken = {}
-while #taken < tonumber(ARGV[2]) do
-  local entry = redis.call('LPOP', KEYS[1])
-  if not entry then break end
-  local url = string.match(entry, '^%S+ %S+ (.*)$')
-  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[1]), url)
-  redis.call('HSET', KEYS[4], url, entry)
-  taken[#taken + 1] = entry
-end
-if #taken > 0 then return {taken, '0', added} end
-local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #first == 0 then return {taken, '-1', added} end
-return {taken, tostring(first[2] - now), added}
-"""
-)
 
-# KEYS: the host's slots (a sorted set of holders by expiry), hosts.  ARGV:
-# origin, holder, delay, limit (0: none), seconds a slot is held at most,
-# seconds a 429 or 503 answer asked the host to be left alone from now.
-# Returns '0' when the request may start now (the slot is taken), '-1' when
-# the host has no free slot, or how many seconds its delay still needs.
-TURN = (
-    NOW
-    + """
-local next_start = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if now + tonumber(ARGV[6]) > next_start then
-  next_start = now + tonumber(ARGV[6])
-  redis.call('HSET', KEYS[2], ARGV[1], tostring(next_start))
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local limit = tonumber(ARGV[4])
-if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return '-1' end
-if next_start > now then return tostring(next_start - now) end
-redis.call('HSET', KEYS[2], ARGV[1], tostring(now + tonumber(ARGV[3])))
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[2])
-return '0'
-"""
-)
+class GivenUp(Exception):
+    """A URL whose lease ran out too many times: each process that took it died."""
 
-# KEYS: pages.  ARGV: max_pages.  Counts one more page if the limit allows.
-ADMIT = """
-local pages = tonumber(redis.call('GET', KEYS[1]) or '0')
-if pages >= tonumber(ARGV[1]) then return 0 end
-redis.call('INCR', KEYS[1])
-return 1
-"""
 
-# KEYS: leases.  ARGV: lease, then URLs.  Extends the leases still held.
-RENEW = (
-    NOW
-    + """
-for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
-end
-return 0
-"""
-)
-# --8<-- [end:scripts]
+@functools.cache
+def lua(name: str) -> str:
+    """Return the text of the script ``lua/NAME.lua``, read once."""
+    return (importlib.resources.files(__package__) / "lua" / f"{name}.lua").read_text()
 
 
 def entry_of(url: str, max_redirect: int, depth: int) -> str:
@@ -165,10 +96,10 @@ def entry_of(url: str, max_redirect: int, depth: int) -> str:
     return f"{max_redirect} {depth} {url}"  # A normalized URL has no space.
 
 
-def parse_entry(entry: bytes) -> tuple[str, int, int]:
-    """Return the URL, redirect budget and depth of a queue entry."""
-    max_redirect, depth, url = entry.decode().split(" ", 2)
-    return url, int(max_redirect), int(depth)
+def parse_taken(entry: bytes) -> tuple[str, int, int, int]:
+    """Return the URL, redirect budget, depth and leases run out of an entry taken."""
+    attempts, max_redirect, depth, url = entry.decode().split(" ", 3)
+    return url, int(max_redirect), int(depth), int(attempts)
 
 
 def shown(url: str) -> str:
@@ -177,12 +108,17 @@ def shown(url: str) -> str:
     return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
+# --- The queue: one step, run whole by the server ---------------------------------
+
+
+# --8<-- [start:store]
 class Frontier:
     """The state of one crawl, kept in a Valkey or Redis server at ``url``.
 
     Raises ValueError for a URL that names no such server, or a lease that
     is not a positive number of seconds.  Every call raises FrontierError
-    when the server cannot be reached.
+    when the server cannot be reached or refuses a script, and CrawlLost
+    (a FrontierError) when the crawl this process joined is gone from it.
     """
 
     def __init__(self, url: str, lease: float = DEFAULT_LEASE) -> None:
@@ -190,57 +126,65 @@ class Frontier:
         self.url = check_frontier_url(url)
         self.lease = lease
         # A few quick tries ride out a dropped connection; the scripts are
-        # safe to send again (a URL taken twice only waits for its lease).
+        # safe to send again: a URL taken twice waits for its lease (which
+        # counts as one attempt), and a record sent twice is kept once
+        # (this process then leaves it out of its own report).
         retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(1.0, 0.1), 3)
         self.redis = redis.asyncio.Redis.from_url(url, retry=retry, socket_timeout=10)
         self.keys = {name: PREFIX + name for name in KEYS}
-        self.scripts = {
-            name: self.redis.register_script(text)
-            for name, text in [("step", STEP), ("turn", TURN), ("admit", ADMIT), ("renew", RENEW)]
-        }
+        # register_script: sent by its SHA1 digest (EVALSHA), its text only
+        # the first time the server does not know it.
+        self.scripts = {name: self.redis.register_script(lua(name)) for name in SCRIPTS}
+        self.crawl_id = secrets.token_hex(8)  # This crawl's, if it is the first; see join.
+        self.last_step = 0  # The number of this process's latest step in the server.
 
     async def call(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        """Run one of the scripts; raises FrontierError if the server is gone."""
+        """Run one of the scripts; raises FrontierError, or CrawlLost."""
         try:
             return await self.scripts[name](keys, args)
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
+        except redis.exceptions.ResponseError as error:  # The script's own error.
+            raise self.refused(error) from None
 
-    def gone(self, error: BaseException) -> FrontierError:
-        """Return the error that says the server went away, and why."""
-        return FrontierError(f"the frontier at {shown(self.url)} went away: {error}")
-
-    async def connect(self) -> None:
-        """Check that the server answers; raises FrontierError saying why not."""
-        try:
-            await self.redis.ping()
-        except (*SERVER_ERRORS, redis.exceptions.RedisError) as error:
-            await self.close()
-            raise FrontierError(
-                f"cannot reach the frontier at {shown(self.url)}: {error}"
-            ) from None
-
-    async def close(self) -> None:
-        """Close the connections to the server."""
-        await self.redis.aclose()
-
-    # --8<-- [start:step]
     async def step(
         self, done: list[str], records: list[str], links: list[str], take: int
-    ) -> tuple[list[bytes], float, int]:
+    ) -> tuple[list[bytes], float, list[bytes]]:
         """Record the URLs ``done``, queue their new links, then take up to ``take`` URLs.
 
         ``records`` and ``links`` are flat (url, value) pairs.  Returns the
         entries taken, how long until a lease runs out (-1 when none is
-        held: with no entry, the crawl is finished), and how many links
-        were new.
+        held: with no entry, the crawl is finished), and the URLs whose
+        record another process wrote first.
         """
-        keys = [self.keys[name] for name in ("queue", "seen", "leases", "leased", "records", "log")]
-        args = [self.lease, take, len(done), *done, len(records) // 2, *records, *links]
-        entries, wait, added = await self.call("step", keys, args)
-        return entries, float(wait), added
+        keys = self.key("meta", "queue", "seen", "leases", "leased", "records", "log", "attempts")
+        args = [self.crawl_id, self.lease, take, len(done), *done, len(records) // 2, *records]
+        entries, wait, _, refused, number = await self.call("step", keys, [*args, *links])
+        if number <= self.last_step:  # The server's count of steps went back.
+            raise self.lost(f"the frontier at {shown(self.url)} went back to an older copy")
+        self.last_step = number
+        return entries, float(wait), refused
 
-    # --8<-- [end:step]
+    # --8<-- [end:store]
+
+    def key(self, *names: str) -> list[str]:
+        """Return the keys of the crawl with these names."""
+        return [self.keys[name] for name in names]
+
+    # --- Leases, and the crawl's identity ---
+
+    async def join(self, t0: float, holder: str) -> None:
+        """Join the crawl in the server, or start it (its identity is written once)."""
+        keys = self.key("meta", "processes")
+        found = await self.call("join", keys, [self.crawl_id, repr(t0), holder, self.lease])
+        self.crawl_id = found.decode()
+
+    async def renew(self, urls: Iterable[str], holder: str) -> None:
+        """Extend the leases of ``urls`` (those still leased), and ``holder``'s own."""
+        keys = self.key("meta", "leases", "processes")
+        await self.call("renew", keys, [self.crawl_id, self.lease, holder, *urls])
+
+    # --- Politeness ---
 
     async def turn(
         self, origin: str, holder: str, delay: float, limit: int, hold: float, held: float
@@ -253,32 +197,18 @@ class Frontier:
         ``held``: seconds from now that a 429 or 503 asked for (0: none); every
         process then waits for them.
         """
-        keys = [PREFIX + "slots:" + origin, self.keys["hosts"]]
-        args = [origin, holder, delay, limit, hold, held]
+        keys = [self.keys["meta"], PREFIX + "host:" + origin]
+        args = [self.crawl_id, holder, delay, limit, hold, held]
         return float(await self.call("turn", keys, args))
 
     async def release(self, origin: str, holder: str) -> None:
         """Give back a slot taken with ``turn``."""
-        try:
-            await self.redis.zrem(PREFIX + "slots:" + origin, holder)
-        except SERVER_ERRORS as error:
-            raise self.gone(error) from None
+        await self.command("ZREM", PREFIX + "host:" + origin, holder)
 
     async def admit(self, max_pages: int) -> bool:
         """Count one more page fetched, unless ``max_pages`` have been already."""
-        return bool(await self.call("admit", [self.keys["pages"]], [max_pages]))
-
-    async def renew(self, urls: Iterable[str]) -> None:
-        """Extend the leases of ``urls`` (those still leased) by a whole lease."""
-        if urls:
-            await self.call("renew", [self.keys["leases"]], [self.lease, *urls])
-
-    async def command(self, name: str, *args: Any) -> Any:
-        """Send one plain command; raises FrontierError if the server is gone."""
-        try:
-            return await self.redis.execute_command(name, *args)  # type: ignore[no-untyped-call]
-        except SERVER_ERRORS as error:
-            raise self.gone(error) from None
+        keys = self.key("meta", "pages")
+        return bool(await self.call("admit", keys, [self.crawl_id, max_pages]))
 
     async def robots(self, origin: str) -> bytes | None:
         """Return what is stored about ``origin``'s robots.txt, or None."""
@@ -295,11 +225,14 @@ class Frontier:
 
     async def store_robots(self, origin: str, stored: bytes) -> None:
         """Keep what was learnt of ``origin``'s robots.txt for every process."""
-        await self.command("HSET", self.keys["robots"], origin, stored)
+        await self.call("keep", self.key("meta", "robots"), [self.crawl_id, origin, stored])
 
-    async def note_time(self, name: str, when: float, *, first: bool = False) -> None:
-        """Keep when the crawl started (``first``: only the earliest) or ended."""
-        await self.command("HSETNX" if first else "HSET", self.keys["meta"], name, repr(when))
+    # --- The finish, and what a finished crawl leaves ---
+
+    async def leave(self, t1: float, holder: str) -> None:
+        """Note when the crawl last ended, and that ``holder`` stopped working on it."""
+        await self.call("keep", self.key("meta", "meta"), [self.crawl_id, "t1", repr(t1)])
+        await self.command("ZREM", self.keys["processes"], holder)
 
     async def counts(self) -> dict[str, int]:
         """Return how many URLs are seen, queued, leased and recorded."""
@@ -320,15 +253,94 @@ class Frontier:
         t0, t1 = await self.command("HMGET", self.keys["meta"], "t0", "t1")
         return float(t0 or time.time()), float(t1) if t1 else None
 
-    async def forget(self) -> int:
-        """Remove every key of the crawl; return how many there were."""
+    async def forget(self) -> tuple[int, int, int, int]:
+        """Remove every key of a finished crawl, in one step.
+
+        Returns how many URLs are queued, leased and processes at work, and
+        how many keys were removed: none unless the first three are 0.
+        """
+        queued, leased, working, removed = await self.call(
+            "forget", self.key("queue", "leases", "processes"), [PREFIX]
+        )
+        return queued, leased, working, removed
+
+    # --- Talking to the server ---
+
+    async def connect(self) -> None:
+        """Check that the server answers; raises FrontierError saying why not."""
         try:
-            keys = [key async for key in self.redis.scan_iter(match=PREFIX + "*", count=1000)]
+            await self.redis.ping()
+        except (*SERVER_ERRORS, redis.exceptions.RedisError) as error:
+            await self.close()
+            raise FrontierError(
+                f"cannot reach the frontier at {shown(self.url)}: {error}"
+            ) from None
+
+    async def settings_problems(self) -> list[str]:
+        """Return what in the server's settings could lose the crawl (none: [])."""
+        try:
+            appendonly = await self.redis.config_get("appendonly")
+            policy = await self.redis.config_get("maxmemory-policy")
         except SERVER_ERRORS as error:
             raise self.gone(error) from None
-        for start in range(0, len(keys), 1000):
-            await self.command("UNLINK", *keys[start : start + 1000])
-        return len(keys)
+        except redis.exceptions.ResponseError as error:  # Refused: a managed server.
+            return [
+                f"cannot read the settings of the frontier at {shown(self.url)} ({error}): "
+                "make sure it keeps an append-only file (appendonly yes) and evicts "
+                "nothing (maxmemory-policy noeviction), or it may lose the crawl"
+            ]
+        problems = []
+        if appendonly.get("appendonly", "yes") != "yes":
+            problems.append(
+                f"the frontier at {shown(self.url)} keeps no append-only file "
+                "(appendonly no): a restart of the server loses the crawl"
+            )
+        if policy.get("maxmemory-policy", "noeviction") != "noeviction":
+            problems.append(
+                f"the frontier at {shown(self.url)} evicts keys when its memory is full "
+                f"(maxmemory-policy {policy['maxmemory-policy']}): the crawl would lose "
+                "URLs; set it to noeviction"
+            )
+        return problems
+
+    async def command(self, name: str, *args: Any) -> Any:
+        """Send one plain command; raises FrontierError if the server is gone."""
+        try:
+            return await self.redis.execute_command(name, *args)  # type: ignore[no-untyped-call]
+        except SERVER_ERRORS as error:
+            raise self.gone(error) from None
+        except redis.exceptions.ResponseError as error:
+            raise self.refused(error) from None
+
+    def gone(self, error: BaseException) -> FrontierError:
+        """Return the error that says the server went away, and why."""
+        return FrontierError(
+            f"the frontier at {shown(self.url)} went away: {error}; what was recorded "
+            "there is kept if the server keeps it on disk (appendonly yes)"
+        )
+
+    def refused(self, error: redis.exceptions.ResponseError) -> FrontierError:
+        """Return the error for a script's or command's error: CrawlLost, or one line."""
+        if str(error).startswith("LOST"):  # See the scripts: the identity did not match.
+            where = shown(self.url)
+            return self.lost(f"the crawl is no longer in the frontier at {where} (flushed, "
+                             "forgotten or evicted)")  # fmt: skip
+        message = " ".join(str(error).split())  # One line, whatever the server said.
+        return FrontierError(
+            f"the frontier at {shown(self.url)} refused a step: {message}; "
+            "what was recorded there is kept"
+        )
+
+    def lost(self, what: str) -> CrawlLost:
+        """Return the error that says ``what`` happened to the crawl in the server."""
+        return CrawlLost(f"{what}: this process stops (its own records are in its report)")
+
+    async def close(self) -> None:
+        """Close the connections to the server."""
+        await self.redis.aclose()
+
+
+# --- The queue, from the crawler's side -------------------------------------------
 
 
 # --8<-- [start:crawler]
@@ -337,8 +349,10 @@ class FrontierCrawler(Crawler):
 
     ``frontier`` is the server's URL (redis://, rediss:// or unix://),
     ``lease`` the seconds a taken URL stays leased to this process without
-    news from it.  Raises ValueError for a bad URL or lease, as for any
-    option, and for ``sitemaps``, which this version does not share.
+    news from it, ``max_attempts`` how many leases of one URL may run out
+    before it is recorded as failed.  Raises ValueError for a bad URL,
+    lease or number of attempts, as for any option, and for ``sitemaps``,
+    which this version does not share.
     """
 
     def __init__(
@@ -347,12 +361,15 @@ class FrontierCrawler(Crawler):
         *,
         frontier: str,
         lease: float = DEFAULT_LEASE,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         **options: Any,
     ) -> None:
         super().__init__(roots, **options)
         if self.sitemaps:  # Which URLs are sitemaps is known to one process only.
             raise ValueError("sitemaps are not read with a shared frontier")
+        whole_number(1)("max_attempts", max_attempts)
         self.frontier = Frontier(frontier, lease)
+        self.max_attempts = max_attempts
         # What this process has decided since it last told the server: the
         # records, and the links as flat (url, entry) pairs.  Filled only
         # between two awaits, and sent before the next one, so no two
@@ -366,11 +383,12 @@ class FrontierCrawler(Crawler):
         # workers wait for one.  One task, the courier, talks to the server
         # for them all; it keeps a few URLs ready beyond those waiting, so
         # that a worker which finishes a page starts the next at once.
-        self.ready: asyncio.Queue[tuple[str, int, int] | None] = asyncio.Queue()
+        self.ready: asyncio.Queue[tuple[str, int, int, int] | None] = asyncio.Queue()
         self.waiting = 0
         self.spare = max(1, self.max_tasks // 4)
         self.wake = asyncio.Event()  # Set when the courier has news to carry.
-        self.holder = f"{socket.gethostname()}:{os.getpid()}"  # Who holds a host's slot.
+        # Who this process is, to the server: the holder of its host slots.
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.turns = itertools.count()
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
@@ -403,60 +421,18 @@ class FrontierCrawler(Crawler):
 
     # --8<-- [end:crawler]
 
-    # --8<-- [start:crawl]
-    async def crawl(self) -> None:
-        """Work on the crawl in the server until no URL is queued or leased.
-
-        Stage 3's ``crawl`` opens the session and the task group; this one
-        adds the server around it.  Raises FrontierError when the server
-        cannot be reached or goes away.
-        """
-        await self.frontier.connect()
-        try:
-            await super().crawl()
-        except ExceptionGroup as group:  # A worker's error, out of the task group.
-            raise first(group, FrontierError) or group from None
-        finally:
-            self.t1 = self.t1 or time.time()
-            await self.frontier.close()
-
-    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
-        """Start the courier, the lease keeper and the workers in ``group``; wait for the end."""
-        self.t0 = time.time()
-        await self.frontier.note_time("t0", self.t0, first=True)
-        self.add_roots()  # The server queues those it has not seen.
-        helpers = [group.create_task(self.keep_leases(), name="leases")]
-        helpers.append(group.create_task(self.courier(), name="courier"))
-        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
-        workers = [group.create_task(self.work(), name=name) for name in names]
-        await asyncio.wait(workers)  # Each ends when the courier finds the crawl finished.
-        for helper in helpers:
-            helper.cancel()
-        # A worker that outlived its lease may have finished since: tell the server.
-        await self.frontier.step(self.done_out, *self.outbox(), take=0)
-        self.t1 = time.time()
-        await self.frontier.note_time("t1", self.t1)
-
-    async def keep_leases(self) -> None:
-        """Renew this process's leases three times a lease, for as long as it lives."""
-        while True:
-            await asyncio.sleep(self.frontier.lease / 3)
-            try:
-                await self.frontier.renew(list(self.leased))
-            except FrontierError as error:  # The courier meets it too, and stops.
-                LOGGER.warning("%s", error)
-
-    # --8<-- [end:crawl]
-
     # --8<-- [start:work]
     async def work(self) -> None:
         """Take URLs the courier leased and fetch them, until the crawl is finished."""
         while (entry := await self.next_url()) is not None:
-            url, max_redirect, depth = entry
+            url, max_redirect, depth, attempts = entry
             if self.max_depth is not None:
                 self.depths[url] = depth
             try:
-                await self.fetch(url, max_redirect)
+                if attempts >= self.max_attempts:  # Every process that took it died.
+                    self.give_up(url, attempts)
+                else:
+                    await self.fetch(url, max_redirect)
             except FrontierError:
                 raise
             except Exception as error:  # A bug, not a network error: keep going.
@@ -464,7 +440,7 @@ class FrontierCrawler(Crawler):
             self.done_out.append(url)  # Its records and links are in the outbox.
             self.wake.set()
 
-    async def next_url(self) -> tuple[str, int, int] | None:
+    async def next_url(self) -> tuple[str, int, int, int] | None:
         """Return the next URL leased to this process; None when the crawl is over."""
         self.waiting += 1
         self.wake.set()  # The courier may keep one more ready.
@@ -485,9 +461,7 @@ class FrontierCrawler(Crawler):
         while True:
             self.wake.clear()
             take = max(0, self.waiting + self.spare - self.ready.qsize())
-            done, self.done_out = self.done_out, []
-            entries, wait, _ = await self.frontier.step(done, *self.outbox(), take=take)
-            self.leased.difference_update(done)
+            entries, wait = await self.trip(take)
             for entry in entries:
                 self.ready.put_nowait(self.leased_here(entry))
             if not entries and wait < 0:  # Nothing queued or leased: the crawl is over.
@@ -500,36 +474,92 @@ class FrontierCrawler(Crawler):
             else:
                 await self.wake.wait()
 
-    def leased_here(self, entry: bytes) -> tuple[str, int, int]:
+    # --8<-- [end:work]
+
+    async def trip(self, take: int) -> tuple[list[bytes], float]:
+        """Send what the workers finished and lease up to ``take`` URLs: one step."""
+        done, self.done_out = self.done_out, []
+        entries, wait, refused = await self.frontier.step(done, *self.outbox(), take=take)
+        self.leased.difference_update(done)
+        if refused:  # Another process recorded them first: they are its pages.
+            urls = {url.decode() for url in refused}
+            self.done[:] = [stat for stat in self.done if stat.url not in urls]
+        return entries, wait
+
+    def leased_here(self, entry: bytes) -> tuple[str, int, int, int]:
         """Note the URL of ``entry`` as leased to this process; return its parts."""
-        url, max_redirect, depth = parse_entry(entry)
+        url, max_redirect, depth, attempts = parse_taken(entry)
         self.leased.add(url)
         self.seen_urls.add(url)
-        return url, max_redirect, depth
+        return url, max_redirect, depth, attempts
 
     async def nap(self, seconds: float) -> None:
         """Wait ``seconds``, or less if a worker finishes a page (it may bring links)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wake.wait(), seconds)
 
-    # --8<-- [end:work]
+    def give_up(self, url: str, attempts: int) -> None:
+        """Record ``url`` as failed without fetching it: its leases ran out too often."""
+        reason = (
+            f"given up after {attempts} leases ran out: each process that took it "
+            "stopped before recording it (a crash, a kill, or a hang)"
+        )
+        LOGGER.error("%s: %s", url, reason)
+        self.record_statistic(failure(url, GivenUp(reason)))
 
-    async def fetch(self, url: str, max_redirect: int) -> None:
-        """Fetch one URL unless robots.txt or a limit forbids it; record the outcome."""
-        if self.robots_needed(url):
-            await self.robots_of(url)
-        reason = self.admit(url) or await self.page_limit()  # Counted across processes.
-        if reason is not None:
-            self.record_skip(url, reason)
-            return
+    # --- Leases ---------------------------------------------------------------------
+
+    # --8<-- [start:crawl]
+    async def crawl(self) -> None:
+        """Work on the crawl in the server until no URL is queued or leased.
+
+        Stage 3's ``crawl`` opens the session and the task group; this one
+        adds the server around it.  Raises FrontierError when the server
+        cannot be reached, goes away or refuses a step, and CrawlLost when
+        the crawl is gone from it.
+        """
+        await self.frontier.connect()
+        for problem in await self.frontier.settings_problems():
+            LOGGER.warning("%s", problem)
         try:
-            response = await self.fetch_response(url, self.max_size)
-        except NETWORK_ERRORS as error:
-            self.record_statistic(failure(url, error))
-            return
-        self.handle_response(url, max_redirect, response)
+            await super().crawl()
+        except ExceptionGroup as group:  # A worker's error, out of the task group.
+            raise first(group, FrontierError) or group from None
+        finally:
+            self.t1 = self.t1 or time.time()
+            await self.frontier.close()
 
-    async def page_limit(self) -> CrawlLimitReached | None:
+    async def crawl_in(self, group: asyncio.TaskGroup) -> None:
+        """Start the courier, the lease keeper and the workers in ``group``; wait for the end."""
+        self.t0 = time.time()
+        await self.frontier.join(self.t0, self.holder)  # The crawl's identity, once.
+        self.add_roots()  # The server queues those it has not seen.
+        helpers = [group.create_task(self.keep_leases(), name="leases")]
+        helpers.append(group.create_task(self.courier(), name="courier"))
+        names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
+        workers = [group.create_task(self.work(), name=name) for name in names]
+        await asyncio.wait(workers)  # Each ends when the courier finds the crawl finished.
+        for helper in helpers:
+            helper.cancel()
+        # A worker that outlived its lease may have finished since: tell the server.
+        await self.trip(take=0)
+        self.t1 = time.time()
+        await self.frontier.leave(self.t1, self.holder)
+
+    async def keep_leases(self) -> None:
+        """Renew this process's leases three times a lease, for as long as it lives."""
+        while True:
+            await asyncio.sleep(self.frontier.lease / 3)
+            try:
+                await self.frontier.renew(list(self.leased), self.holder)
+            except FrontierError as error:  # The courier meets it too, and stops.
+                LOGGER.warning("%s", error)
+
+    # --8<-- [end:crawl]
+
+    # --- Politeness -----------------------------------------------------------------
+
+    async def admit_everywhere(self) -> Skipped | None:
         """Count one more page in the server, or return why not (max_pages)."""
         if self.max_pages is None or await self.frontier.admit(self.max_pages):
             return None
@@ -595,7 +625,7 @@ class FrontierCrawler(Crawler):
             try:
                 # A 429 or 503 robots.txt is not waited for: it disallows everything.
                 response = await self.fetch_response(robots.url, MAX_ROBOTS_SIZE, come_back=False)
-            except NETWORK_ERRORS as error:
+            except (*NETWORK_ERRORS, PrivateAddress) as error:
                 robots.failed(error)
             else:
                 body = response.body
@@ -629,7 +659,7 @@ def first(group: BaseExceptionGroup[Any], kind: type[Exception]) -> Exception | 
     return None
 
 
-# --- The whole crawl, read back from the server ---------------------------------
+# --- The finish: the whole crawl, read back from the server -------------------------
 
 
 @dataclasses.dataclass
@@ -673,13 +703,3 @@ def stat_from_json(line: str, kinds: dict[tuple[str, bool], type[Exception]]) ->
         error = kinds[name, record["skipped"]](message)
     fields = {name: record[name] for name in FetchStatistic._fields}
     return FetchStatistic(**{**fields, "exception": error})
-
-
-def run(crawler: Crawler) -> Crawler:
-    """Run ``crawler`` to completion on a new asyncio event loop."""
-    try:
-        asyncio.run(crawler.crawl())
-    finally:
-        crawler.t1 = crawler.t1 or time.time()
-        crawler.save_trace()
-    return crawler

@@ -10,7 +10,11 @@ or in its mixins: ``tests/hostile_acceptance.py`` (hostile servers),
 ``tests/revisit_acceptance.py`` (coming back: Retry-After).
 
 Each crawl runs in a worker thread with a deadline, so a stage that hangs
-fails its test instead of hanging the suite.
+fails its test instead of hanging the suite; a crawl given a ``timeout``
+gets a deadline from its own timeouts, so a crawler that never times out
+fails in seconds, saying so.  Every test is marked with its level (see
+``tests/grading.py``): the chapter that teaches what it checks, and the rule
+of docs/contract.md it checks.
 """
 
 from __future__ import annotations
@@ -39,17 +43,26 @@ from shared.cli.main import SERVERS, site_server
 from shared.crawl.polite import RobotsRules
 from shared.testsite.server import ServerThread, make_app
 from shared.testsite.site import expected_results
+from tests.grading import level
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
+TIMEOUT_SLACK = 5.0  # Seconds a crawl may take beyond max_tries * timeout.
+LATENCY = 0.2  # Seconds each answer takes in the test of many fetches at once.
 SLOW = pytest.mark.slow  # A test of a second or more: pytest -m "not slow" leaves it out.
 
 
-def run_with_deadline(function: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    """Run ``function`` in a new thread (no event loop there) and return its result."""
+def run_with_deadline(
+    function: Callable[[], Any], deadline: float = DEADLINE, why: str = ""
+) -> Any:
+    """Run ``function`` in a new thread (no event loop there) and return its result.
+
+    Fails the test when it takes longer than ``deadline`` seconds; ``why``
+    says what the deadline stands for.
+    """
     outcome: dict[str, Any] = {}
 
     def target() -> None:
@@ -62,10 +75,23 @@ def run_with_deadline(function: Callable[[], Any], deadline: float = DEADLINE) -
     thread.start()
     thread.join(deadline)
     if thread.is_alive():
-        pytest.fail(f"the crawl did not finish within {deadline} seconds")
+        pytest.fail(f"the crawl did not finish within {deadline:g} seconds{why}")
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]
+
+
+def crawl_deadline(options: dict[str, Any]) -> tuple[float, str]:
+    """Return how long a crawl with ``options`` may take, and what that time stands for.
+
+    A small crawl given a short ``timeout`` ends within its tries' timeouts
+    and a few seconds; one that does not has no timeout of its own.
+    """
+    if "timeout" not in options:
+        return DEADLINE, ""
+    tries = options.get("max_tries", 4)
+    deadline = min(DEADLINE, tries * options["timeout"] + TIMEOUT_SLACK)
+    return deadline, f" (max_tries={tries} x timeout={options['timeout']:g} s + slack)"
 
 
 def open_fds() -> int:
@@ -110,7 +136,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def crawl(self, roots: list[str] | str, **options: Any) -> Any:
         """Crawl with the stage under test and return the finished Crawler."""
         roots = [roots] if isinstance(roots, str) else roots
-        return run_with_deadline(lambda: self.stage.crawl(roots, **options))
+        deadline, why = crawl_deadline(options)
+        return run_with_deadline(lambda: self.stage.crawl(roots, **options), deadline, why)
 
     def crawler(self, roots: list[str], **options: Any) -> Any:
         """Construct (but do not run) the stage's Crawler."""
@@ -130,10 +157,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     # --- Entry points -------------------------------------------------------
 
+    @level(1, "entry-points")
     def test_package_exports_crawl_and_crawler(self) -> None:
         assert callable(self.stage.crawl)
         assert isinstance(self.stage.Crawler, type)
 
+    @level(2, "entry-points")
     def test_crawler_attributes_after_a_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"])
         crawler = self.crawl(
@@ -148,6 +177,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert all(isinstance(stat, FetchStatistic) for stat in crawler.done)
         assert crawler.t0 <= crawler.t1
 
+    @level(1, "entry-points")
     def test_default_options(self) -> None:
         crawler = self.crawler(["http://example.com/"])
         assert (crawler.exclude, crawler.strict) == (None, True)
@@ -155,6 +185,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (crawler.timeout, crawler.max_size) == (10.0, 10 * 2**20)
         assert crawler.seen_urls == set() and crawler.done == []
 
+    @level(1, "entry-points")
     def test_constructing_a_crawler_does_no_io(self) -> None:
         with socket.create_server(("127.0.0.1", 0)) as listener:
             url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
@@ -163,6 +194,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert readable == [], "the constructor connected to the server"
         assert crawler.done == []
 
+    @level(2, "entry-points")
     def test_crawl_runs_many_times_without_leaks(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_page("/a", ["/"])
@@ -176,6 +208,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert wait_for_fds(before) <= before, "the crawl left file descriptors open"
         assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
+    @level(1, "entry-points")
     def test_crawl_from_a_thread_with_a_running_loop_elsewhere(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
 
@@ -185,6 +218,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = run_with_deadline(lambda: asyncio.run(main()))
         assert results(crawler) == {(root, 200, None)}
 
+    @level(4, "entry-points", "asyncio.md#redirects")
     def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
         root = pages.add_redirect("/", "/a")
         self.crawl([root], max_redirect=0)
@@ -193,6 +227,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     # --- URLs -----------------------------------------------------------------
 
+    @level(1, "urls")
     def test_root_is_stored_normalized(self, pages: PageServer) -> None:
         pages.add_page("/", [])
         root = f"HTTP://127.0.0.1:{pages.port}#fragment"  # No path, upper-case scheme.
@@ -200,6 +235,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [stat.url for stat in crawler.done] == [pages.url]
         assert crawler.seen_urls == {pages.url}
 
+    @level(2, "urls")
     def test_links_are_stored_normalized(self, pages: PageServer) -> None:
         host = pages.url.rstrip("/").replace("http://", "")
         links = [
@@ -216,6 +252,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.seen_urls == expected
         assert by_url(crawler)[pages.url].num_urls == 4
 
+    @level(2, "links")
     def test_link_sources_are_a_area_and_link_only(self, pages: PageServer) -> None:
         body = b"""<html><head><link rel="stylesheet" href="/style.css">
         <script src="/script.js"></script><style>a { background: url(/bg.png) }</style>
@@ -230,6 +267,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         found = {url.removeprefix(pages.url.rstrip("/")) for url in crawler.seen_urls}
         assert found == {"/", "/style.css", "/a", "/area"}
 
+    @level(2, "links")
     def test_links_resolve_against_base_href(self, pages: PageServer) -> None:
         body = b'<head><base href="/dir/sub/"></head><a href="x">x</a><a href="../y">y</a>'
         root = pages.add_page("/page", body=body)
@@ -237,6 +275,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         base = pages.url.rstrip("/")
         assert crawler.seen_urls == {root, base + "/dir/sub/x", base + "/dir/y"}
 
+    @level(2, "links")
     def test_links_resolve_against_the_page_url(self, pages: PageServer) -> None:
         root = pages.add_page("/a/b/page", ["c", "../d", "./e/", "?q=1", "/f"])
         crawler = self.crawl([root])
@@ -244,6 +283,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         expected = {"/a/b/c", "/a/d", "/a/b/e/", "/a/b/page?q=1", "/f", "/a/b/page"}
         assert crawler.seen_urls == {base + path for path in expected}
 
+    @level(2, "links")
     def test_href_whitespace_stripped_and_bad_hrefs_skipped(self, pages: PageServer) -> None:
         links = ["  /a  ", "\n/b\t", "http://[broken/", "http://127.0.0.1:99999/", "/c"]
         root = pages.add_page("/", links)
@@ -251,6 +291,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         base = pages.url.rstrip("/")
         assert crawler.seen_urls == {pages.url, base + "/a", base + "/b", base + "/c"}
 
+    @level(2, "urls")
     def test_url_allowed_strict(self) -> None:
         crawler = self.crawler(["http://example.com"])
         assert crawler.url_allowed("http://example.com/a")
@@ -260,11 +301,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert not crawler.url_allowed("http://www.www.example.com")
         assert not crawler.url_allowed("http://example.org")
 
+    @level(2, "urls")
     def test_url_allowed_strict_from_a_www_root(self) -> None:
         crawler = self.crawler(["http://www.example.com/"])
         assert crawler.url_allowed("http://example.com/")
         assert not crawler.url_allowed("http://foo.example.com/")
 
+    @level(2, "urls")
     def test_url_allowed_lenient(self) -> None:
         crawler = self.crawler(["http://example.com"], strict=False)
         assert crawler.url_allowed("http://www.example.com")
@@ -272,18 +315,21 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert not crawler.url_allowed("http://example.org")
         assert not crawler.url_allowed("http://notexample.com")
 
+    @level(2, "urls")
     def test_url_allowed_exclude(self) -> None:
         crawler = self.crawler(["http://example.com"], exclude=r".*pattern")
         assert crawler.url_allowed("http://example.com")
         assert not crawler.url_allowed("http://example.com/pattern")
         assert not crawler.url_allowed("http://example.com/a/pattern/b")
 
+    @level(2, "urls")
     def test_url_allowed_schemes(self) -> None:
         crawler = self.crawler(["http://example.com"])
         assert crawler.url_allowed("https://example.com/")
         for url in ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]:
             assert not crawler.url_allowed(url), url
 
+    @level(2, "urls")
     def test_url_allowed_roots(self) -> None:
         crawler = self.crawler(["http://a", "http://b", "not-a-host"])
         assert crawler.url_allowed("http://a/a")
@@ -292,10 +338,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert not crawler.url_allowed("http://127.0.0.1")
         assert not crawler.url_allowed("not-a-host")
 
+    @level(2, "urls")
     def test_url_allowed_deep_root(self) -> None:
         crawler = self.crawler(["http://a/a#fragment"])
         assert crawler.url_allowed("http://a/b")
 
+    @level(2, "urls")
     def test_url_allowed_ip_literal_matches_exactly(self) -> None:
         crawler = self.crawler(["http://127.0.0.1:8080/", "http://[::1]/"], strict=False)
         assert crawler.url_allowed("http://127.0.0.1/other-port-is-same-host")
@@ -304,11 +352,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert not crawler.url_allowed("http://0.0.1/")
         assert not crawler.url_allowed("http://www.127.0.0.1/")
 
+    @level(2, "urls")
     def test_url_allowed_does_not_raise(self) -> None:
         crawler = self.crawler(["http://example.com"])
         for url in ["", "http://[", "http://example.com:port/", "::::", "http://", "\x00"]:
             assert crawler.url_allowed(url) is False
 
+    @level(1, "entry-points")
     def test_bad_options_raise_value_error(self) -> None:
         bad: list[dict[str, Any]] = [
             {"max_tasks": 0},
@@ -322,6 +372,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     # --- Fetching one URL ------------------------------------------------------
 
+    @level(2, "links")
     def test_link_to_a_missing_page(self, pages: PageServer) -> None:
         pages.add_page("/", ["/foo"])
         crawler = self.crawl([pages.url])
@@ -330,6 +381,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (1, 1)
         assert (crawler.done[1].url, crawler.done[1].status) == (pages.url + "foo", 404)
 
+    @level(2, "the-whole-crawl")
     def test_link_cycle(self, pages: PageServer) -> None:
         foo = pages.add_page("/foo", ["/bar"])
         bar = pages.add_page("/bar", ["/foo"])
@@ -339,11 +391,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             (bar, 1, 0),
         ]
 
+    @level(2, "urls")
     def test_off_site_links_are_not_followed(self, pages: PageServer) -> None:
         pages.add_page("/", ["http://example.com/", "http://localhost/x"])
         crawler = self.crawl([pages.url])
         assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
 
+    @level(2, "urls")
     def test_non_http_links_are_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         pages.add_page("/", [f"ftp://{host}x", f"mailto:x@{host}", "javascript:go()"])
@@ -351,6 +405,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
 
     @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_is_recorded_and_followed(self, pages: PageServer, status: int) -> None:
         root = pages.add_redirect("/", "/target#frag", status)
         target = pages.add_page("/target", [])
@@ -368,6 +423,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         )
         assert crawler.done[1][:3] == (target, None, 200)
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         root = pages.add_redirect("/", foo)
@@ -383,12 +439,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [s[:3] for s in crawler.done] == [(root, foo, 302), (foo, bar, 302)]
         assert "redirect limit reached" in logs.text
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/a")
         pages.add_page("/a", [])
         crawler = self.crawl([root], max_redirect=0)
         assert results(crawler) == {(root, 302, pages.url + "a")}
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_cycle(self, pages: PageServer) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         pages.add_redirect("/bar", foo)
@@ -396,6 +454,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([bar])
         assert [s[:3] for s in crawler.done] == [(bar, foo, 302), (foo, bar, 302)]
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_join_fetches_the_target_once(self, pages: PageServer) -> None:
         foo, bar, baz, quux = (pages.url + name for name in ["foo", "bar", "baz", "quux"])
         pages.add_redirect("/foo", baz)
@@ -410,23 +469,27 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         }
         assert pages.requests["/baz"] == 1
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_off_site_is_recorded_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "http://example.com/elsewhere")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, "http://example.com/elsewhere")}
         assert crawler.seen_urls == {root}
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_to_non_http_scheme_is_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         root = pages.add_redirect("/", f"ftp://{host}file")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, f"ftp://{host}file")}
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_to_an_excluded_url_is_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/private/x")
         crawler = self.crawl([root], exclude="private")
         assert results(crawler) == {(root, 302, pages.url + "private/x")}
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_target_is_normalized(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://").rstrip("/")
         root = pages.add_redirect("/", f"HTTP://{host}/a#frag")
@@ -434,6 +497,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert crawler.done[0].next_url == pages.url + "a"
 
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_redirect_status_without_location_is_a_response(self, pages: PageServer) -> None:
         async def no_location(request: web.Request) -> web.StreamResponse:
             return web.Response(status=302, body=b"moved, somewhere", content_type="text/plain")
@@ -471,6 +535,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             ("image/png", "image/png", "utf-8"),
         ],
     )
+    @level(1, "reading-a-pages-text")
     def test_content_type_and_encoding(
         self, pages: PageServer, header: str, content_type: str, encoding: str
     ) -> None:
@@ -491,6 +556,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             ("text/html; charset=gbk", '\ufeff<meta charset="gbk"><a href="/{}">x</a>', "utf-8"),
         ],
     )  # fmt: skip
+    @level(2, "reading-a-pages-text")
     def test_encoding_is_found_as_browsers_find_it(
         self, pages: PageServer, header: str, body: str, encoding: str
     ) -> None:
@@ -502,6 +568,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert by_url(crawler)[root].encoding == encoding
         assert by_url(crawler)[target].status == 200, "the link was read in the wrong encoding"
 
+    @level(1, "fetching-one-url")
     def test_missing_content_type(self) -> None:
         response = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
         with ScriptedServer(answer(response)) as server:
@@ -532,6 +599,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             ("text/xml", False),
         ],
     )
+    @level(2, "fetching-one-url")
     def test_links_parsed_only_in_html_and_xml(
         self, pages: PageServer, content_type: str, parsed: bool
     ) -> None:
@@ -542,6 +610,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.done[0].num_urls == int(parsed)
         assert len(crawler.done) == 1 + int(parsed)
 
+    @level(2, "fetching-one-url")
     def test_links_parsed_only_for_status_200(self, pages: PageServer) -> None:
         body = b'<a href="/a">a</a>'
         root = pages.add_page("/", body=body, status=404)
@@ -560,6 +629,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             )
         ]
 
+    @level(2, "links")
     def test_body_decoded_with_its_charset(self, pages: PageServer) -> None:
         body = '<a href="/caf\xe9">caf\xe9</a>'.encode("latin-1")
         root = pages.add_page("/", body=body, content_type="text/html; charset=latin-1")
@@ -569,6 +639,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert pages.url + "caf%C3%A9" in crawler.seen_urls
         assert by_url(crawler)[pages.url + "caf%C3%A9"].status == 200
 
+    @level(2, "links")
     def test_non_ascii_links_are_requested_as_browsers_request_them(
         self, pages: PageServer
     ) -> None:
@@ -581,12 +652,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         # The path in UTF-8, the query in the page's encoding, both exactly as stored.
         assert sorted(pages.targets) == sorted(["/", *paths])
 
+    @level(2, "reading-a-pages-text")
     def test_undecodable_bytes_are_replaced(self, pages: PageServer) -> None:
         body = b'<p>\xff\xfe bad bytes</p><a href="/after">after</a>'
         root = pages.add_page("/", body=body, content_type="text/html; charset=utf-8")
         crawler = self.crawl([root])
         assert pages.url + "after" in crawler.seen_urls
 
+    @level(2, "urls", "asyncio.md#one-request")
     def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
         # Kept as the normal form writes them: %7e, %2F and "|".
         paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]
@@ -595,6 +668,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.seen_urls == {root} | {root.rstrip("/") + path for path in paths}
         assert sorted(pages.targets) == sorted(["/", *paths]), "a URL was re-encoded on the wire"
 
+    @level(4, "http-on-the-wire", "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks")
     def test_every_stage_asks_for_gzip_and_deflate_and_decodes_them(
         self, pages: PageServer
     ) -> None:
@@ -612,29 +686,113 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert asked == ["gzip, deflate"]
         assert (stat.status, stat.size, stat.num_urls) == (200, len(body), 1)  # Decoded.
 
+    @level(2, "reading-a-pages-text")
     def test_unknown_charset_does_not_break_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"], content_type="text/html; charset=no-such-codec")
         crawler = self.crawl([root])
         assert crawler.done[0].encoding == "utf-8"  # Ignored, as browsers ignore it.
         assert crawler.done[0].num_urls == 1
 
+    @level(2, "links")
     def test_num_urls_counts_distinct_links(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"] * 50 + ["/a#x", "/b", "/", "http://example.com/"])
         crawler = self.crawl([root])
         assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (3, 2)
 
+    @level(1, "fetching-one-url")
     def test_size_is_the_body_length(self, pages: PageServer) -> None:
         root = pages.add_page("/", body=b"x" * 12345, content_type="application/octet-stream")
         assert self.crawl([root]).done[0].size == 12345
 
+    # --- What a crawler of one's own gets wrong -------------------------------------
+
+    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
+    def test_a_bug_on_one_url_neither_hangs_the_crawl_nor_loses_the_url(
+        self, pages: PageServer
+    ) -> None:
+        # A worker that skips task_done() when the handling raises leaves
+        # join() waiting for ever; one that swallows the error loses the URL.
+        stage_crawler: Any = self.stage.Crawler
+
+        class BuggyCrawler(stage_crawler):
+            """A crawler with a bug in handling one URL's answer."""
+
+            def handle_response(self, url: str, *args: Any, **kwargs: Any) -> Any:
+                if url.endswith("/bug"):
+                    raise ZeroDivisionError("a bug while handling /bug")
+                return super().handle_response(url, *args, **kwargs)
+
+        root = pages.add_page("/", ["/bug", "/a", "/b"])
+        for path in ["/bug", "/a", "/b"]:
+            pages.add_page(path, ["/c"])
+        crawler = BuggyCrawler([root], max_tasks=2)
+        why = ": a URL whose handling raised stopped a worker, or join() waits for it"
+        run_with_deadline(lambda: self.stage.run(crawler), TIMEOUT_SLACK, why)
+        stats = by_url(crawler)
+        assert (
+            set(stats)
+            == crawler.seen_urls
+            == {root} | {pages.url + p for p in "abc"} | {pages.url + "bug"}
+        ), "a URL was lost"
+        bug = stats[pages.url + "bug"]
+        assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError)
+        assert len(crawler.done) == 5, "a URL was recorded twice"
+
+    @level(4, "entry-points", "asyncio.md#one-request")
+    def test_sockets_are_closed_on_every_error_path(self, pages: PageServer) -> None:
+        async def stalls(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse(headers={"Content-Type": "text/html"})
+            await response.prepare(request)
+            await response.write(b"<p>the rest never comes")
+            end = asyncio.get_running_loop().time() + DEADLINE
+            # Until the crawler hangs up, so that this side's socket closes too.
+            while request.transport is not None and not request.transport.is_closing():
+                if asyncio.get_running_loop().time() > end:
+                    break
+                await asyncio.sleep(0.02)
+            return response
+
+        pages.add_handler("/dropped", drop_connection)
+        pages.add_handler("/stalls", stalls)
+        pages.add_page("/too-big", body=b"<p>" + b"x" * 5000 + b"</p>")
+        with refused_port() as refused, ScriptedServer(answer(b"NOT HTTP\r\n\r\n")) as garbage:
+            links = ["/dropped", "/stalls", "/too-big", "/missing", refused, garbage.url]
+            root = pages.add_page("/", links)
+            options = {"max_tries": 2, "timeout": 0.5, "max_size": 1000}
+            self.crawl([root], **options)  # Warm up: imports and caches open what they keep.
+            before = open_fds()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                crawler = self.crawl([root], **options)
+                statuses = {stat.url: stat.status for stat in crawler.done}
+                del crawler  # With its exceptions, and what their tracebacks hold.
+                gc.collect()
+            after = wait_for_fds(before)
+        assert len(statuses) == 7
+        leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+        assert leaked == [], "a socket was left to the garbage collector"
+        assert after <= before, f"{after - before} sockets left open after errors"
+
+    @level(4, "fetching-one-url", "await.md#timeouts")
+    def test_a_stalled_server_ends_in_the_crawls_timeout(self, pages: PageServer) -> None:
+        root = pages.add_page("/", [])
+        with silent_server() as stalled:
+            crawler = self.crawl([stalled, root], timeout=0.3, max_tries=1)
+        stats = by_url(crawler)
+        assert stats[root].status == 200
+        assert stats[stalled].status is None
+        assert isinstance(stats[stalled].exception, TimeoutError), "not ended by the timeout"
+
     # 429 and 503 ask the crawler to come back: see tests/revisit_acceptance.py.
     @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502])
+    @level(4, "fetching-one-url")
     def test_error_statuses_are_recorded_not_retried(self, pages: PageServer, status: int) -> None:
         root = pages.add_page("/", ["/never"], status=status)
         crawler = self.crawl([root])
         assert [s[:3] for s in crawler.done] == [(root, None, status)]
         assert pages.requests["/"] == 1
 
+    @level(4, "fetching-one-url")
     def test_dropped_connections_are_retried(self, pages: PageServer, logs) -> None:
         tries = 0
 
@@ -653,6 +811,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert f"try 1 for {root} raised" in logs.text
         assert f"try 2 for {root} success" in logs.text
 
+    @level(4, "fetching-one-url")
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
@@ -664,12 +823,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert f"{root} failed after 3 tries" in logs.text
         assert f"try 2 for {root} raised" in logs.text
 
+    @level(4, "fetching-one-url")
     def test_single_try(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=1)
         assert crawler.done[0].status is None
         assert "failed after 1 tries" in logs.text
 
+    @level(4, "fetching-one-url")
     def test_refused_connection_is_a_recorded_failure(self) -> None:
         with refused_port() as url:
             crawler = self.crawl([url], max_tries=2)
@@ -677,6 +838,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(crawler.done[0].exception, Exception)
 
     @SLOW
+    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
     def test_timeout_against_a_silent_server(self, logs) -> None:
         with silent_server() as url:
             crawler = self.crawl([url], timeout=0.5, max_tries=2)
@@ -685,6 +847,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(stat.exception, Exception)
         assert f"try 1 for {url} raised" in logs.text
 
+    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
     def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
         async def stalls(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -707,6 +870,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ],
         ids=["garbage", "short-body", "no-blank-line"],
     )
+    @level(4, "fetching-one-url")
     def test_malformed_response_is_a_network_failure(self, response: bytes) -> None:
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url], max_tries=2)
@@ -714,6 +878,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(crawler.done[0].exception, Exception)
         assert len(server.requests) == 2  # One connection per try.
 
+    @level(4, "fetching-one-url")
     def test_endless_body_is_cut_at_max_size(self, pages: PageServer) -> None:
         async def endless(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -731,6 +896,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert "100000" in str(stat.exception)
         assert len(crawler.done) == 1
 
+    @level(4, "fetching-one-url")
     def test_body_of_exactly_max_size_is_not_cut(self, pages: PageServer) -> None:
         root = pages.add_page("/", body=b"<p>" + b"x" * 93 + b"</p>")
         stat = self.crawl([root], max_size=100).done[0]
@@ -745,6 +911,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ("size", "max_tasks"),
         [(10, 1), (60, 3), pytest.param(300, 10, marks=SLOW), pytest.param(1000, 50, marks=SLOW)],
     )
+    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
     def test_full_crawl_matches_the_oracle(self, server: str, size: int, max_tasks: int) -> None:
         with site_server(server, size) as site:
             crawler = self.crawl([site.url], max_tasks=max_tasks)
@@ -756,6 +923,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
+    @level(4, "fetching-one-url", "asyncio.md#redirects")
     def test_full_crawl_with_max_redirect(self, server: str, max_redirect: int) -> None:
         with site_server(server, 20) as site:
             crawler = self.crawl([site.url], max_redirect=max_redirect)
@@ -764,11 +932,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     @SLOW
     @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_tasks", [1, 2, 5])
+    @level(3, "the-whole-crawl")
     def test_max_tasks_is_reached_and_never_exceeded(self, server: str, max_tasks: int) -> None:
         with site_server(server, 30, latency=0.02) as site:
             self.crawl([site.url], max_tasks=max_tasks)
             assert site.site.counters.max_in_flight == max_tasks
 
+    @level(3, "the-whole-crawl")
     def test_max_tasks_with_few_urls(self, pages: PageServer) -> None:
         async def slow(request: web.Request) -> web.StreamResponse:
             await asyncio.sleep(0.05)
@@ -781,18 +951,43 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert pages.max_in_flight == 2
         assert len(crawler.done) == 4
 
+    @level(3, "the-whole-crawl", "threads.md#many-fetches-at-once")
+    def test_many_fetches_at_once(self, pages: PageServer) -> None:
+        # Each answer takes LATENCY: one fetch at a time cannot take less
+        # than their sum, whatever the machine.  Ten at once take a few.
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(LATENCY)
+            return web.Response(text="<p>slow</p>", content_type="text/html")
+
+        paths = [f"/{n}" for n in range(30)]
+        for path in paths:
+            pages.add_handler(path, slow)
+        root = pages.add_page("/", paths)
+        one_by_one = len(paths) * LATENCY
+        start = time.monotonic()
+        crawler = self.crawl([root], max_tasks=10)
+        elapsed = time.monotonic() - start
+        assert len(crawler.done) == 31
+        assert elapsed < one_by_one / 2, (
+            f"{len(paths)} pages of {LATENCY * 1000:g} ms took {elapsed:.1f} s: "
+            f"one at a time takes {one_by_one:g} s, and max_tasks=10 should not"
+        )
+
+    @level(2, "the-whole-crawl")
     def test_many_roots(self, pages: PageServer) -> None:
         roots = [pages.add_page(f"/{n}", []) for n in range(30)]
         crawler = self.crawl(roots + roots[:5], max_tasks=4)
         assert {stat.url for stat in crawler.done} == set(roots)
         assert len(crawler.done) == 30
 
+    @level(2, "the-whole-crawl")
     def test_root_without_a_host_does_not_stop_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         crawler = self.crawl(["not-a-host", root])
         assert (root, 200, None) in results(crawler)
         assert len({stat.url for stat in crawler.done}) == len(crawler.done)
 
+    @level(4, "reporting", "asyncio.md#running-it-and-the-report")
     def test_report_lists_every_url(self, pages: PageServer, tmp_path) -> None:
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_redirect("/a", "/c")
@@ -811,6 +1006,7 @@ class TaskGroupTests:
 
     stage: types.ModuleType
 
+    @level(4, "the-whole-crawl", "await.md#task-groups")
     def test_a_worker_that_dies_of_a_bug_ends_the_crawl_with_its_error(
         self, pages: PageServer
     ) -> None:

@@ -132,6 +132,17 @@ async def gzip_bomb(writer: asyncio.StreamWriter) -> None:
         await writer.drain()
 
 
+async def gzip_then_junk(writer: asyncio.StreamWriter) -> None:
+    """Send a small gzip body, announced as 64 MiB, then junk that never ends."""
+    member = gzip.compress(LINK)
+    head = "Content-Type: text/html", "Content-Encoding: gzip", "Connection: close"
+    writer.write(response("200 OK", [*head, f"Content-Length: {len(member) + 64 * 2**20}"]))
+    writer.write(member)
+    while True:
+        writer.write(FILLER)
+        await writer.drain()
+
+
 # --- Connections kept alive -------------------------------------------------------
 
 
@@ -263,6 +274,7 @@ BEHAVIOURS.update(
         "/deflate-raw": send(encoded_page("deflate", raw_deflate(LINK))),
         "/gzip-bomb": gzip_bomb,
         "/gzip-broken": send(encoded_page("gzip", b"\x1f\x8b not gzip after all")),
+        "/gzip-then-junk": gzip_then_junk,
         # Wire formats every stage reads alike.
         "/folded-header": send(
             response(
@@ -280,6 +292,20 @@ BEHAVIOURS.update(
             b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
             + page(LINK)
         ),
+        # A thousand interim answers before the real one: more than any server sends.
+        "/endless-interim": send(b"HTTP/1.1 100 Continue\r\n\r\n" * 1000 + page(LINK)),
+        # Numbers of thousands of digits, more than Python's int() reads.
+        "/huge-content-length": send(
+            response("200 OK", ["Content-Type: text/html", "Content-Length: " + "9" * 5000], LINK)
+        ),
+        "/huge-chunk-size": send(
+            response("200 OK", ["Content-Type: text/html", "Transfer-Encoding: chunked"])
+            + b"f" * 5000
+            + b"\r\n"
+            + LINK
+        ),
+        # ESC and BEL in a header: terminal commands that clear the screen and ring.
+        "/control-characters": send(page(LINK, b"Content-Type: text/html\x1b[2J\x07")),
         "/unasked-101": send(
             response("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade"])
             + page(LINK)

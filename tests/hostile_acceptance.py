@@ -12,9 +12,11 @@ The outcome of each behaviour, the same in every stage:
 - Malformed or incomplete answers (closed before the head or in the body,
   a short body, garbage, an endless or oversized head, no blank line, a
   reset, a refused port, a repeated Content-Length or one next to a
-  Transfer-Encoding, a chunk size that is not hex) are network failures:
-  tried ``max_tries`` times, then recorded with status None and the last
-  exception, which is not a timeout.
+  Transfer-Encoding, a chunk size that is not hex, a Content-Length or
+  chunk size of thousands of digits, a thousand interim responses) are
+  network failures: tried ``max_tries`` times, then recorded with status
+  None and the last exception, which is neither a timeout nor a crash of
+  the crawler's (a ValueError, a RecursionError).
 - A server that answers too slowly (one byte per second) or never is a
   timeout: the same, with a TimeoutError.
 - An endless body is cut at ``max_size``: status 200, ``size == max_size``
@@ -24,10 +26,14 @@ The outcome of each behaviour, the same in every stage:
   non-ASCII characters is recorded, followed and fetched percent-encoded (a
   byte that is not UTF-8 as ``%XX``).
 - Non-ASCII bytes in headers do not matter; a missing Content-Type is None;
-  of duplicate headers the first wins.
+  of duplicate headers the first wins.  Control characters (ESC, BEL) are
+  kept in the record and escaped in the report: every URL's report line is
+  one line without a control character, whatever the server sent.
 - gzip and deflate bodies (zlib-wrapped or raw) are decoded; size and
   ``max_size`` count decoded bytes, so a gzip bomb is cut at ``max_size``;
-  a body that is not in its coding is a network failure.
+  a body that is not in its coding is a network failure; bytes after the
+  end of the compressed data (endless, under a 64 MiB Content-Length) end
+  the body: the page is what was decoded.
 - A folded header line is joined to the one before; interim 1xx responses
   are skipped; a 101 nobody asked for is a network failure; a status
   outside 100-599 is recorded with its code, as a server error.
@@ -37,6 +43,12 @@ The outcome of each behaviour, the same in every stage:
 - Bytes right after a complete response (junk, HTML with bare LFs, a bogus
   head), sent with it, are no part of it: the page is that response, tried
   once, and the crawl goes on.  Stage 3 then closes the connection.
+
+A crawl whose roots are public connects to no address of the crawling
+machine's own network: a robots.txt redirected there counts as unreachable,
+a redirect to a name that resolves there is recorded as a PrivateAddress
+failure, without a request (the tests fake the name lookup).  A crawl with
+a root on this machine may go anywhere on it.
 
 A robots.txt gone wrong (``test_hostile_robots_txt``, with ``obey_robots``):
 a huge one is read up to 500 KiB and obeyed that far; a redirecting one is
@@ -48,20 +60,29 @@ the host is fetched.  In every case robots.txt is no page of the report.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
+import re
 import resource
+import socket
 import time
 import types
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
 from shared import FetchStatistic, ResponseTooLarge
 from shared.crawl.crawling import BadRedirect
+from shared.record.report import url_report
 from shared.record.stats import RobotsDisallowed
+from shared.web.http import BadResponse
+from shared.web.urls import PrivateAddress
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.hostile import HostileServer
 from tests.servers import PageServer
 
@@ -70,6 +91,7 @@ MAX_TRIES = 2
 MAX_SIZE = 1_000_000
 SLACK = 1.5  # Seconds a crawl may take beyond its tries' timeouts.
 NETWORK, TIMEOUT_ERROR, CUT, BAD_REDIRECT = "network", "timeout", "cut", "bad redirect"
+CRASH = "crash"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +159,16 @@ OUTCOMES = [
     Outcome("/deflate-raw", **OK_PAGE, num_urls=1),
     Outcome("/gzip-bomb", 200, CUT, 1, MAX_SIZE, "text/html"),
     Outcome("/gzip-broken"),
+    # Junk after a small gzip body, announced as 64 MiB: the body ends with its data.
+    Outcome("/gzip-then-junk", **OK_PAGE, num_urls=1),
     # Wire formats read alike by every stage.
     Outcome("/folded-header", **OK_PAGE, num_urls=1),
     Outcome("/interim-responses", **OK_PAGE, num_urls=1),
+    Outcome("/endless-interim"),  # More interim answers than a client skips: malformed.
+    Outcome("/huge-content-length"),  # Too many digits: malformed, not a crash.
+    Outcome("/huge-chunk-size"),
+    # Kept exactly in the record; the report escapes it (check_report_line).
+    Outcome("/control-characters", 200, None, 1, 27, "text/html\x1b[2j\x07"),
     Outcome("/unasked-101"),
     Outcome("/status-600", 600, None, 1, 27, "text/html"),
     Outcome("/status-099", 99, None, 1, 27, "text/html"),
@@ -162,7 +191,9 @@ def error_kind(error: BaseException | None) -> str | None:
         return BAD_REDIRECT
     if isinstance(error, TimeoutError):
         return TIMEOUT_ERROR
-    return NETWORK
+    if isinstance(error, (OSError, BadResponse, aiohttp.ClientError)):
+        return NETWORK
+    return CRASH  # A bug of the crawler's (a ValueError, a RecursionError), not the server's.
 
 
 def results_of(crawler: Any) -> set[tuple[str, int | None]]:
@@ -173,6 +204,12 @@ def results_of(crawler: Any) -> set[tuple[str, int | None]]:
 def peak_rss_mb() -> float:
     """Return the peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def check_report_line(stat: FetchStatistic) -> None:
+    """Check that a URL's report line is one line with no control character in it."""
+    line = url_report(stat, collections.Counter())
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), f"control characters in {line!r}"
 
 
 class HostileServerTests:
@@ -189,6 +226,7 @@ class HostileServerTests:
 
     @pytest.mark.slow
     @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda outcome: outcome.id)
+    @level(6, "http-on-the-wire")
     def test_hostile_server(self, hostile: HostileServer, outcome: Outcome) -> None:
         url = hostile.refused_url if outcome.path is None else hostile.url(outcome.path)
         ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
@@ -214,6 +252,8 @@ class HostileServerTests:
         if outcome.path is not None:
             assert hostile.connections[outcome.path] == outcome.tries
         self.check_redirect(hostile, crawler, stat, outcome)
+        for each in crawler.done:
+            check_report_line(each)
 
     def check_redirect(
         self, hostile: HostileServer, crawler: Any, stat: FetchStatistic, outcome: Outcome
@@ -230,14 +270,76 @@ class HostileServerTests:
         elif next_url is not None:
             assert next_url not in crawler.seen_urls
 
+    @level(6, "http-on-the-wire")
     def test_a_kept_connection_closed_while_idle_costs_no_try(self, hostile: HostileServer) -> None:
         root = hostile.url("/kept/close-when-idle")
         crawler = self.crawl([root], max_tries=1, max_tasks=1, timeout=TIMEOUT)
         assert results_of(crawler) == {(root, 200), (hostile.url("/kept/next"), 200)}
 
+    # --- The crawling machine's own network ---------------------------------------
+
+    @pytest.fixture
+    def public_site(self, pages: PageServer, monkeypatch: pytest.MonkeyPatch) -> str:
+        """Serve ``pages`` as http://public.example:PORT/, a name the crawl takes as public.
+
+        Names under public.example resolve to 127.0.0.1 (as a site's own DNS
+        could make them); the roots name no address of this machine.
+        """
+        real_getaddrinfo = socket.getaddrinfo
+
+        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+            name = host.decode() if isinstance(host, bytes) else str(host)
+            if name == "public.example" or name.endswith(".public.example"):
+                host = "127.0.0.1"
+            return real_getaddrinfo(host, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        return f"http://public.example:{urllib.parse.urlsplit(pages.url).port}/"
+
+    def test_robots_txt_redirected_into_the_machine_s_network_is_not_fetched(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        inside = pages.url + "inside/robots.txt"  # On 127.0.0.1: no root names it.
+        pages.add_redirect("/robots.txt", inside, status=301)
+        pages.add_page("/inside/robots.txt", body=b"User-agent: *\n", content_type="text/plain")
+        pages.add_page("/", [])
+        crawler = self.crawl([public_site], obey_robots=True, max_tries=2)
+        assert (pages.requests["/robots.txt"], pages.requests["/inside/robots.txt"]) == (1, 0)
+        (stat,) = crawler.done  # robots.txt unreachable: nothing on the host is fetched.
+        assert isinstance(stat.exception, RobotsDisallowed)
+        assert "PrivateAddress: 127.0.0.1 is at 127.0.0.1, not a public address" in str(
+            stat.exception
+        )
+
+    def test_a_redirect_to_a_name_that_resolves_inside_is_skipped(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        secret = public_site.replace("public.example", "inside.public.example") + "secret"
+        pages.add_redirect("/", secret)
+        pages.add_page("/secret", [])
+        crawler = self.crawl([public_site], strict=False, max_tries=2)  # Subdomains allowed.
+        stats = acceptance.by_url(crawler)
+        assert (stats[public_site].status, stats[public_site].next_url) == (302, secret)
+        assert isinstance(stats[secret].exception, PrivateAddress)
+        assert str(stats[secret].exception) == (
+            "inside.public.example is at 127.0.0.1, not a public address"
+        )
+        assert pages.requests["/secret"] == 0 and len(crawler.done) == 2
+
+    def test_a_crawl_of_the_machine_s_network_may_go_anywhere_in_it(
+        self, pages: PageServer, public_site: str
+    ) -> None:
+        """Its root is an address of this machine: names that resolve here are fetched."""
+        inside = public_site.replace("public.example", "inside.public.example") + "inside"
+        pages.add_redirect("/", inside)
+        pages.add_page("/inside", [])
+        crawler = self.crawl([pages.url, public_site], strict=False)
+        assert acceptance.by_url(crawler)[inside].status == 200
+
     # --- Size ------------------------------------------------------------------
 
     @pytest.mark.slow
+    @level(6, "links")
     def test_page_with_100000_links(self, pages: PageServer) -> None:
         hrefs = [f"/keep/{n}" if n % 1000 == 0 else f"/skip/{n}" for n in range(100_000)]
         body = "".join(f'<a href="{href}">{href}</a>\n' for href in hrefs).encode()
@@ -252,6 +354,7 @@ class HostileServerTests:
         assert (stat.num_urls, stat.num_new_urls) == (100, 100)
         assert len(crawler.done) == 101 == len(crawler.seen_urls)
 
+    @level(6, "fetching-one-url")
     def test_50_mb_body_is_cut_at_max_size(self, pages: PageServer) -> None:
         size, chunk = 50 * 2**20, b"<p>" + b"x" * (2**16 - 7) + b"</p>"
 
@@ -278,6 +381,7 @@ class HostileServerTests:
     # --- robots.txt ------------------------------------------------------------
 
     @pytest.mark.parametrize("robots", ["huge", "redirecting", "malformed", "slow"])
+    @level(6, "politeness")
     def test_hostile_robots_txt(self, robots: str) -> None:
         options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "obey_robots": True}
         with HostileServer(robots=robots) as hostile:

@@ -39,6 +39,7 @@ from shared.record.stats import CrawlLimitReached, RobotsDisallowed, Skipped
 from shared.testsite.server import COUNTERS, ServerThread, make_app
 from shared.testsite.site import expected_results
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.servers import DEADLINE, PageServer
 
 ROBOTS = """User-agent: *
@@ -101,6 +102,7 @@ class PoliteTests:
 
     # --- robots.txt ---------------------------------------------------------------
 
+    @level(5, "politeness")
     def test_robots_txt_disallowed_urls_are_skipped(self, pages: PageServer) -> None:
         add_robots(pages, ROBOTS)
         links = ["/a", "/private/b", "/private/open/c", "/d?print=1", "/d?page=2"]
@@ -119,6 +121,7 @@ class PoliteTests:
         assert base + "/robots.txt" not in crawler.seen_urls
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_full_crawl_obeying_robots_txt_matches_the_oracle(self) -> None:
         with ServerThread(make_app(60)) as server:
             crawler = self.crawl([server.url], obey_robots=True, max_tasks=10, max_per_host=4)
@@ -131,6 +134,7 @@ class PoliteTests:
         assert max(requests.values()) == 1
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_robots_txt_comes_before_the_first_page(self, pages: PageServer) -> None:
         asked_before: list[int] = []
 
@@ -148,6 +152,7 @@ class PoliteTests:
         assert len(fetched(crawler)) == 9
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_robots_txt_is_ignored_unless_asked_for(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nDisallow: /\n")
         root = pages.add_page("/", ["/private/"])
@@ -156,6 +161,7 @@ class PoliteTests:
         assert fetched(crawler) == {root, pages.url + "private/"}
         assert pages.requests["/robots.txt"] == 0
 
+    @level(5, "politeness")
     def test_missing_robots_txt_allows_everything(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/private/"])  # No /robots.txt: a 404.
         pages.add_page("/private/", [])
@@ -164,6 +170,7 @@ class PoliteTests:
         assert pages.requests["/robots.txt"] == 1
 
     @pytest.mark.parametrize("status", [500, 503])
+    @level(5, "politeness")
     def test_robots_txt_server_error_disallows_everything(
         self, pages: PageServer, status: int
     ) -> None:
@@ -174,6 +181,7 @@ class PoliteTests:
         assert (pages.requests["/robots.txt"], pages.requests["/"]) == (1, 0)
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_unreachable_robots_txt_disallows_everything(self, pages: PageServer) -> None:
         pages.add_handler("/robots.txt", acceptance.drop_connection)
         roots = [pages.add_page("/", []), pages.add_page("/a", [])]
@@ -184,6 +192,7 @@ class PoliteTests:
         assert pages.requests["/robots.txt"] == 2  # Tried max_tries times, as any URL.
         assert (pages.requests["/"], pages.requests["/a"]) == (0, 0)
 
+    @level(5, "politeness")
     def test_a_host_whose_name_does_not_resolve_is_a_failure(
         self, pages: PageServer, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -204,6 +213,7 @@ class PoliteTests:
         assert lost.status is None and is_name_error(lost.exception)
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_robots_txt_redirect_is_followed(self, pages: PageServer) -> None:
         pages.add_redirect("/robots.txt", "/moved/robots.txt", status=301)
         add_robots(pages, "User-agent: *\nDisallow: /secret/\n", path="/moved/robots.txt")
@@ -213,6 +223,7 @@ class PoliteTests:
         assert (pages.requests["/robots.txt"], pages.requests["/moved/robots.txt"]) == (1, 1)
         assert pages.url + "moved/robots.txt" not in crawler.seen_urls
 
+    @level(5, "politeness")
     def test_each_host_has_its_own_robots_txt(
         self, two_servers: tuple[PageServer, PageServer]
     ) -> None:
@@ -225,6 +236,7 @@ class PoliteTests:
         assert fetched(crawler) == {*roots, two.url + "x"}
         assert one.requests["/robots.txt"] == two.requests["/robots.txt"] == 1
 
+    @level(5, "politeness")
     def test_robots_txt_rules_are_read_for_the_user_agent(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: special-bot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
         root = pages.add_page("/", [])
@@ -234,6 +246,7 @@ class PoliteTests:
 
     # --- The User-Agent ---------------------------------------------------------------
 
+    @level(5, "politeness")
     def test_user_agent_names_the_project_or_is_the_one_given(self, pages: PageServer) -> None:
         agents: list[str] = []
 
@@ -250,6 +263,7 @@ class PoliteTests:
 
     # --- Delays -------------------------------------------------------------------------
 
+    @level(5, "politeness")
     def test_requests_to_one_host_are_at_least_the_delay_apart(self, pages: PageServer) -> None:
         roots = [pages.add_page(f"/{n}", []) for n in range(5)]
         crawler, requests = self.crawl_timed(roots, delay=0.1, max_tasks=5, obey_robots=True)
@@ -260,6 +274,7 @@ class PoliteTests:
         assert min(spacing) >= 0.1
         assert len(fetched(crawler)) == 5
 
+    @level(5, "politeness")
     def test_retries_wait_for_the_delay_too(self, pages: PageServer) -> None:
         tries = 0
 
@@ -276,6 +291,7 @@ class PoliteTests:
         assert min(gaps([now for _, now in requests])) >= 0.1
         assert crawler.done[0].status == 200
 
+    @level(5, "politeness")
     def test_crawl_delay_counts_when_longer_than_the_delay(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nCrawl-delay: 0.2\n")
         roots = [pages.add_page(f"/{n}", []) for n in range(3)]
@@ -283,6 +299,7 @@ class PoliteTests:
         assert len(requests) == 4
         assert min(gaps([now for _, now in requests])) >= 0.2
 
+    @level(5, "politeness")
     def test_the_delay_is_kept_per_host(self, two_servers: tuple[PageServer, PageServer]) -> None:
         one, two = two_servers
         roots = [one.add_page(f"/{n}", []) for n in range(2)]
@@ -298,6 +315,7 @@ class PoliteTests:
     # --- Per-host concurrency --------------------------------------------------------------
 
     @pytest.mark.parametrize("max_per_host", [1, 2, 3])
+    @level(5, "politeness")
     def test_max_per_host_is_reached_and_never_exceeded(
         self, pages: PageServer, max_per_host: int
     ) -> None:
@@ -320,6 +338,7 @@ class PoliteTests:
 
     # --- Limits ---------------------------------------------------------------------------
 
+    @level(5, "politeness")
     def test_max_pages_ends_the_crawl_with_the_rest_not_fetched(self, pages: PageServer) -> None:
         for n in range(20):
             pages.add_page(f"/{n}", [f"/{(n + 1) % 20}", f"/{(n + 2) % 20}"])
@@ -330,6 +349,7 @@ class PoliteTests:
         assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_max_pages_does_not_count_skipped_urls(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nDisallow: /no\n")
         root = pages.add_page("/", ["/no1", "/no2", "/next"])
@@ -339,6 +359,7 @@ class PoliteTests:
         assert fetched(crawler) == {root, pages.url + "next", pages.url + "last"}
         assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "no1", pages.url + "no2"}
 
+    @level(5, "politeness")
     def test_max_depth_counts_links_from_a_root(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/1"])
         pages.add_redirect("/1", "/1b")  # A redirect is no link deeper.
@@ -351,12 +372,14 @@ class PoliteTests:
         assert pages.requests["/2"] == 0 and base + "/3" not in crawler.seen_urls
         check_each_url_once(crawler)
 
+    @level(5, "politeness")
     def test_max_depth_zero_fetches_the_roots_only(self, pages: PageServer) -> None:
         roots = [pages.add_page("/", ["/a"]), pages.add_page("/b", ["/a"])]
         crawler = self.crawl(roots, max_depth=0)
         assert fetched(crawler) == set(roots)
         assert set(skipped(crawler, CrawlLimitReached)) == {pages.url + "a"}
 
+    @level(5, "politeness")
     def test_bad_politeness_options_raise_value_error(self) -> None:
         bad: list[dict[str, Any]] = [
             {"delay": -1},

@@ -47,6 +47,7 @@ from shared.testsite.site import changed_urls, expected_results
 from shared.web.retry import BACKOFF_BASE, RetryAfterTooLong
 from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests.grading import level
 from tests.polite_acceptance import check_each_url_once, fetched, skipped
 from tests.servers import DEADLINE, PageServer
 
@@ -132,6 +133,7 @@ class RevisitTests:
     # --- Retry-After ----------------------------------------------------------------
 
     @SLOW
+    @level(7, "coming-back")
     def test_retry_after_seconds_holds_the_whole_host(self, pages: PageServer) -> None:
         crawler: Any = None
 
@@ -159,6 +161,7 @@ class RevisitTests:
         assert crawler.waits == {"retry_after": 1}
 
     @SLOW
+    @level(7, "coming-back")
     def test_retry_after_date_is_waited_for(self, pages: PageServer) -> None:
         async def dated(request: web.Request) -> web.StreamResponse:
             if pages.requests["/"] == 1:
@@ -172,6 +175,7 @@ class RevisitTests:
         assert len(times[root]) == 2 and times[root][1] - times[root][0] >= 0.9
         assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
 
+    @level(7, "coming-back")
     def test_retry_after_date_in_the_past_is_no_wait(self, pages: PageServer) -> None:
         past = email.utils.formatdate(time.time() - 3600, usegmt=True)
         root = pages.add_handler("/", busy_then_ok([retry_after(past)]))
@@ -180,6 +184,7 @@ class RevisitTests:
         assert crawler.waits == {"retry_after": 1}
 
     @pytest.mark.parametrize("value", ["3600", "99999999999999999999999", "9" * 5000])
+    @level(7, "coming-back")
     def test_retry_after_over_the_cap_is_recorded_not_waited(
         self, pages: PageServer, value: str
     ) -> None:
@@ -190,6 +195,7 @@ class RevisitTests:
         assert "over max_retry_after=120" in str(stat.exception)
         assert pages.requests["/"] == 1 and not crawler.waits
 
+    @level(7, "coming-back")
     def test_max_retry_after_sets_the_cap(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("1")] * 9))
         crawler = self.crawl([root], max_retry_after=0.5)
@@ -198,6 +204,7 @@ class RevisitTests:
 
     # --- Without a usable Retry-After: backoff ------------------------------------------
 
+    @level(7, "coming-back")
     def test_503_without_retry_after_backs_off(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([None, None]))
         crawler, times = self.crawl_clocked([root], max_tries=3)
@@ -207,12 +214,14 @@ class RevisitTests:
         assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
 
     @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
+    @level(7, "coming-back")
     def test_unreadable_retry_after_backs_off(self, pages: PageServer, value: str) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after(value)], status=429))
         crawler = self.crawl([root])
         assert pages.requests["/"] == 2 and crawler.done[0].status == 200
         assert crawler.waits == {"bad_retry_after": 1}
 
+    @level(7, "coming-back")
     def test_busy_answer_is_kept_once_max_tries_are_spent(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("0")] * 9))
         crawler = self.crawl([root], max_tries=2)
@@ -220,11 +229,13 @@ class RevisitTests:
         assert (stat.status, stat.exception) == (503, None)
         assert pages.requests["/"] == 2 and crawler.waits == {"retry_after": 1}
 
+    @level(7, "coming-back")
     def test_other_statuses_with_retry_after_are_not_retried(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("0")], status=500))
         crawler = self.crawl([root])
         assert crawler.done[0].status == 500 and pages.requests["/"] == 1
 
+    @level(7, "coming-back")
     def test_the_report_counts_the_waits(self, pages: PageServer, capsys: Any) -> None:
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_handler("/a", busy_then_ok([retry_after("0"), None]))
@@ -240,6 +251,7 @@ class RevisitTests:
     # --- Sitemaps -----------------------------------------------------------------------
 
     @pytest.mark.parametrize("obey_robots", [True, False])
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_full_crawl_with_sitemaps_matches_the_oracle(self, obey_robots: bool) -> None:
         with ServerThread(make_app(60)) as server:
             crawler = self.crawl([server.url], obey_robots=obey_robots, sitemaps=True)
@@ -248,6 +260,7 @@ class RevisitTests:
         assert (server.url + "sitemap-only/", 200, None) in expected
         assert expected > expected_results(server.url, 60, obey_robots=obey_robots)
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_sitemap_index_and_gzip_sitemap_are_followed(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         add_robots(pages, "User-agent: *", "Disallow: /no", "Sitemap: /index.xml")
@@ -266,6 +279,7 @@ class RevisitTests:
         assert all(s.exception is None for s in crawler.done if s.url in sitemaps)
         check_each_url_once(crawler)
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_sitemap_xml_when_robots_txt_names_none(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         add_robots(pages, "User-agent: *", "Disallow: /hidden")
@@ -275,12 +289,14 @@ class RevisitTests:
         assert fetched(crawler) == {root, pages.url + "sitemap.xml", pages.url + "hidden"}
         assert pages.requests["/robots.txt"] == 1
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_sitemaps_only_when_asked(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         add_sitemap(pages, "/sitemap.xml", urlset("/a"))
         assert fetched(self.crawl([root], obey_robots=True)) == {root}
         assert pages.requests["/sitemap.xml"] == 0
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_sitemap_bomb_is_cut_and_recorded(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/after"])
         pages.add_page("/after", [])
@@ -314,6 +330,7 @@ class RevisitTests:
             ),
         ],
     )
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_malformed_sitemap_is_recorded_not_fatal(
         self, pages: PageServer, body: bytes, reason: str
     ) -> None:
@@ -326,6 +343,7 @@ class RevisitTests:
         assert reason in str(record.exception)
         assert fetched(crawler) == {root, pages.url + "b", sitemap}
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_bad_gzip_sitemap_is_recorded(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         sitemap = pages.add_page(
@@ -334,6 +352,7 @@ class RevisitTests:
         crawler = self.crawl([root], sitemaps=True)
         assert "not a gzip file" in str(acceptance.by_url(crawler)[sitemap].exception)
 
+    @level(7, "sitemaps", "reference.md#sitemaps")
     def test_sitemap_count_is_limited(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         maps = [f"/map/{n}.xml" for n in range(MAX_SITEMAPS + 5)]
@@ -347,6 +366,7 @@ class RevisitTests:
 
     # --- Recrawl ---------------------------------------------------------------------
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_recrawl_of_an_unchanged_site_is_every_page_304(self, tmp_path: pathlib.Path) -> None:
         with ServerThread(make_app(60)) as server:
             first = self.crawl([server.url], sitemaps=True)
@@ -363,6 +383,7 @@ class RevisitTests:
         assert second_bytes < 0.05 * first_bytes
         check_each_url_once(second)
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_recrawl_of_a_changed_site_fetches_exactly_the_changed_pages(
         self, tmp_path: pathlib.Path
     ) -> None:
@@ -379,6 +400,7 @@ class RevisitTests:
         assert all(new[url].etag != old[url].etag for url in changed)
         assert all(new[url].size > old[url].size for url in changed)
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_recrawl_sends_the_validators_it_kept(
         self, pages: PageServer, tmp_path: pathlib.Path
     ) -> None:
@@ -407,6 +429,7 @@ class RevisitTests:
         assert (record.status, record.size, record.num_urls) == (304, 0, 1)
         assert pages.requests["/a"] == 2  # The crawl went on past the 304.
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_304_without_an_earlier_record_is_an_answer_like_others(
         self, pages: PageServer, tmp_path: pathlib.Path
     ) -> None:
@@ -416,6 +439,7 @@ class RevisitTests:
         crawler = self.crawl([root], since=str(since))
         assert [(s.status, s.num_urls, s.exception) for s in crawler.done] == [(304, 0, None)]
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_unsafe_validators_in_the_file_are_not_sent(
         self, pages: PageServer, tmp_path: pathlib.Path
     ) -> None:
@@ -435,6 +459,7 @@ class RevisitTests:
         assert "X-Injected" not in headers[0] and "If-None-Match" not in headers[0]
         assert headers[0]["If-Modified-Since"] == "Mon, 02 Nov 2026 08:00:00 GMT"
 
+    @level(7, "recrawling", "reference.md#recrawling")
     def test_unreadable_since_file_raises(self, tmp_path: pathlib.Path) -> None:
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"url": "http://a/"}\nnot json\n')

@@ -381,6 +381,33 @@ def test_the_chinese_summary_is_the_english_one_translated(path: str) -> None:
     assert "![各爬虫每秒抓取的页面数](throughput.png)" in chinese or path == "servers"
 
 
+def test_the_full_run_leaves_the_servers_to_their_own_run() -> None:
+    """Stage 2's server is measured into docs/bench/servers only, and shown once."""
+    assert "servers" in bench_main.SCENARIOS and "servers" not in bench_main.FULL_RUN
+    assert "servers" not in committed_results("")
+    for name in ("summary.md", "summary.zh.md"):
+        assert "aiohttp.web" not in (REPO / "docs" / "bench" / name).read_text()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_frontier_summary_shows_the_finding_and_its_targets_go_apart(lang: str) -> None:
+    """The chapter's table says how busy each crawl kept a core; verdicts and load are apart."""
+    from shared.bench import frontier
+
+    folder = REPO / "docs" / "bench" / "frontier"
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    suffix = "" if lang == "en" else ".zh"
+    note = "<!-- Written by `python -m shared.bench.frontier`; do not edit by hand. -->\n"
+    summary = (folder / f"summary{suffix}.md").read_text(encoding="utf-8")
+    targets = (folder / f"targets{suffix}.md").read_text(encoding="utf-8")
+    assert summary == note + frontier.summary(results, lang)
+    assert targets == note + frontier.targets(results, lang)
+    words = frontier.WORDS[lang]
+    for word in (words["met"], words["missed"], words["load"].split("{")[0]):
+        assert word not in summary and word in targets
+    assert f"**{frontier.cores(results['0']['memory']):.2f}**" in summary
+
+
 def test_a_quick_run_says_so_in_both_languages() -> None:
     results = fake_results() | {"quick": True}
     assert "indicative only" in report.summary(results, [], "en")

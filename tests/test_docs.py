@@ -18,6 +18,7 @@ import html
 import importlib.util
 import inspect
 import io
+import json
 import re
 import textwrap
 import types
@@ -28,6 +29,7 @@ import pytest
 
 import stage1_callbacks.loop
 import stage3_asyncio.crawler
+from shared.testsite.server import ServerThread, make_app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -115,6 +117,56 @@ def test_timelines_are_drawn_into_the_site(built_site: Path, language: str, page
     assert "loop-share" not in text and "timeline:" not in text  # Every marker was replaced.
 
 
+def load_hook(name: str) -> ModuleType:
+    """Import ``docs/hooks/<name>.py``, which is not in a package."""
+    path = DOCS / "hooks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_crawl_step_timeline_draws_each_fetch_on_its_worker(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each lane of the stage 2 crawl step's figure holds the URLs its worker took.
+
+    A future runs its callbacks at once, so one worker's ``put_nowait``
+    resumes another inside it: a lane noted once per resume, not per
+    task, goes to whichever worker resumed last.
+    """
+    from stage2_generators.steps import crawl
+    from stage2_generators.steps.yield_from import Coroutine
+
+    taken: list[list[str]] = []  # The URLs each worker took, in the order they started.
+
+    def work(self: crawl.Crawler) -> Coroutine:
+        mine: list[str] = []
+        taken.append(mine)
+        while True:
+            url = yield from self.q.get()
+            mine.append(url)
+            yield from self.fetch(url)
+            self.q.task_done()
+
+    monkeypatch.setattr(crawl.Crawler, "work", work)
+    timelines = load_hook("timelines")
+    out = tmp_path / "crawl-step.json"
+    printed = io.StringIO()
+    with ServerThread(make_app(10, latency=0.02)) as server, contextlib.redirect_stdout(printed):
+        timelines.crawl_step(server.url, str(out))
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    drawn: dict[str, set[str]] = {}
+    for event in events:
+        if event.get("cat") == "fetch":
+            drawn.setdefault(lanes[event["tid"]], set()).add(event["args"]["url"])
+    made = {f"worker {n}": set(urls) for n, urls in enumerate(taken, start=1) if urls}
+    assert sum(len(urls) for urls in made.values()) > timelines.MAX_TASKS  # Workers took turns.
+    assert drawn == made
+
+
 # What a page makes the browser fetch: scripts, style sheets, fonts, icons.
 ASSET_REFERENCE = re.compile(
     r"<script\b[^>]*\bsrc=\"(?P<script>[^\"]+)\"|<link\b[^>]*\bhref=\"(?P<link>[^\"]+)\"[^>]*>"
@@ -200,6 +252,12 @@ def test_code_blocks_are_included_or_executed(page: Path) -> None:
         )
 
 
+# Where code shown on a page lives: the lesson, the hooks, and the broken
+# crawlers that the page "Build your own" shows.
+SECTION_FOLDERS = [
+    *("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs"),
+    "tests/broken",
+]
 SECTION_START = re.compile(r"#\s*--8<--\s*\[start:(?P<name>[\w-]+)\]")
 SECTION_INCLUDE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<name>[\w-]+)"')
 # Sections whose code has landed before the page that shows it: each owner
@@ -210,11 +268,7 @@ PENDING_SECTIONS: set[str] = set()
 
 def test_every_snippet_section_is_included() -> None:
     """A section marked in the code is shown on some page, or its markers go."""
-    sources = [
-        path
-        for folder in ("shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio", "docs")
-        for path in (ROOT / folder).rglob("*.py")
-    ]
+    sources = [path for folder in SECTION_FOLDERS for path in (ROOT / folder).rglob("*.py")]
     marked = {
         f"{path.relative_to(ROOT).as_posix()}:{match['name']}"
         for path in sources
@@ -229,6 +283,35 @@ def test_every_snippet_section_is_included() -> None:
     assert sorted(marked - included - PENDING_SECTIONS) == [], "sections shown nowhere"
     assert sorted(PENDING_SECTIONS & included) == [], "included now: drop from PENDING_SECTIONS"
     assert marked >= PENDING_SECTIONS, "pending sections that no longer exist"
+
+
+WHOLE_FILE = re.compile(r'^[ \t]*--8<--\s*"(?P<path>[^":]+)"\s*$', re.MULTILINE)
+LINE_RANGE = re.compile(r'--8<--\s*"(?P<path>[^":]+):(?P<start>\d+):(?P<end>\d+)"')
+
+
+def test_a_file_numbered_whole_marks_no_section() -> None:
+    """Snippets drops a whole file's section markers: numbered lines would not match the file."""
+    for page in PAGES:
+        for block in FENCE.finditer(page.read_text(encoding="utf-8")):
+            if "linenums" not in block["info"]:
+                continue
+            for path in WHOLE_FILE.findall(block["body"]):
+                text = (ROOT / path).read_text(encoding="utf-8")
+                assert not SECTION_START.search(text), f"{page.name} numbers {path} whole"
+
+
+def test_a_range_of_lines_is_one_whole_definition() -> None:
+    """A ``path:start:end`` include begins at a ``def`` and ends where its body does."""
+    for page in PAGES:
+        for match in LINE_RANGE.finditer(page.read_text(encoding="utf-8")):
+            lines = (ROOT / match["path"]).read_text(encoding="utf-8").splitlines()
+            start, end = int(match["start"]) - 1, int(match["end"])
+            first, after = lines[start], lines[end] if end < len(lines) else ""
+            where = f"{page.name}: {match[0]}"
+            assert first.lstrip().startswith(("def ", "async def ", "class ")), where
+            indent = len(first) - len(first.lstrip())
+            assert len(lines[end - 1]) - len(lines[end - 1].lstrip()) > indent, where
+            assert not after.strip() or len(after) - len(after.lstrip()) <= indent, where
 
 
 # --- Interactive examples ---------------------------------------------------

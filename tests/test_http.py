@@ -7,8 +7,10 @@ import zlib
 
 import pytest
 
+from shared.web import http
 from shared.web.http import (
     MAX_HEAD_SIZE,
+    MAX_INTERIM_RESPONSES,
     USER_AGENT,
     BadResponse,
     BodyDecoder,
@@ -239,6 +241,44 @@ def test_no_body_statuses(status: int) -> None:
     assert parser.response() == Response(status, {"content-length": "5"}, b"")
 
 
+@pytest.mark.parametrize("count", [MAX_INTERIM_RESPONSES + 1, 1000])
+def test_too_many_interim_responses_are_bad(count: int) -> None:
+    """Skipped in a loop, not one call deeper each: a thousand raise no RecursionError."""
+    data = b"HTTP/1.1 100 Continue\r\n\r\n" * count
+    data += b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    assert parse_error(data) == f"more than {MAX_INTERIM_RESPONSES} interim responses"
+
+
+def test_interim_responses_up_to_the_limit_are_skipped(bytewise: bool) -> None:
+    data = b"HTTP/1.1 102 Processing\r\n\r\n" * MAX_INTERIM_RESPONSES
+    data += b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    assert parse(data, bytewise=bytewise).body == b"ok"
+
+
+def test_a_head_sent_byte_by_byte_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each search for the blank line starts near the new bytes, not at the buffer's start.
+
+    A counting wrapper adds up the bytes each search looks at: fed one byte
+    at a time, a head of n bytes must cost about n, not n * n / 2.
+    """
+    searched = []
+    real = http._find_blank_line
+
+    def counting(buffer: bytearray, *start: int) -> tuple[int, int]:
+        searched.append(len(buffer) - (start[0] if start else 0))
+        return real(buffer, *start)
+
+    monkeypatch.setattr(http, "_find_blank_line", counting)
+    head = b"HTTP/1.1 200 OK\r\n" + b"X-Filler: %s\r\n" % (b"x" * 400) * 100 + b"\r\n"
+    assert len(head) > 40_000
+    parser = ResponseParser(10)
+    for index in range(len(head)):
+        parser.feed_data(head[index : index + 1])
+    parser.feed_eof()
+    assert parser.response().status == 200
+    assert sum(searched) <= 4 * len(head)
+
+
 def test_interim_responses_are_skipped(bytewise: bool) -> None:
     data = (
         b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -300,6 +340,25 @@ def test_header_names_are_lower_case_and_values_stripped() -> None:
 def test_duplicate_headers_keep_the_first() -> None:
     data = b"HTTP/1.0 301 Moved\r\nLocation: /first\r\nlocation: /second\r\n\r\n"
     assert parse(data, eof=True).headers == {"location": "/first"}
+
+
+@pytest.mark.parametrize("digits", [19, 5000])
+def test_a_content_length_of_too_many_digits_is_bad(digits: int) -> None:
+    """Thousands of digits are more than int() reads: a bad response, not a ValueError."""
+    head = b"HTTP/1.0 200 OK\r\nContent-Length: " + b"9" * digits + b"\r\n\r\n"
+    assert parse_error(head).startswith("bad Content-Length")
+
+
+def test_a_content_length_of_18_digits_is_read() -> None:
+    parser = ResponseParser(10)
+    parser.feed_data(b"HTTP/1.0 200 OK\r\nContent-Length: 000000000000000003\r\n\r\nabc")
+    assert parser.response().body == b"abc"
+
+
+@pytest.mark.parametrize("digits", [17, 5000])
+def test_a_chunk_size_of_too_many_digits_is_bad(digits: int) -> None:
+    data = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"f" * digits + b"\r\n"
+    assert parse_error(data).startswith("bad chunk size")
 
 
 def test_conflicting_content_length_is_bad() -> None:
@@ -541,6 +600,56 @@ def test_body_decoder_never_returns_more_than_its_limit() -> None:
     payload = compressed("gzip", b"x" * 10_000_000)
     sizes = [len(decoder.decode(payload[start : start + 512])) for start in range(0, 4096, 512)]
     assert sum(sizes) == 10_000 and decoder.produced == 10_000
+
+
+GZIP_MEMBERS = gzip.compress(b"one ") + gzip.compress(b"two ") + gzip.compress(b"three")
+
+
+@pytest.mark.parametrize("split", range(len(GZIP_MEMBERS) + 1))
+def test_gzip_members_are_one_body_wherever_a_read_ends(split: int) -> None:
+    """A member may end where a read does, and a read may hold one byte of the next."""
+    decoder = BodyDecoder("gzip", 100)
+    body = decoder.decode(GZIP_MEMBERS[:split]) + decoder.decode(GZIP_MEMBERS[split:])
+    assert body + decoder.finish() == b"one two three"
+
+
+@pytest.mark.parametrize("split", range(len(GZIP_MEMBERS) + 1))
+def test_gzip_members_are_one_response_body_wherever_a_read_ends(split: int) -> None:
+    data = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n" + GZIP_MEMBERS
+    offset = len(data) - len(GZIP_MEMBERS)
+    parser = ResponseParser(100)
+    parser.feed_data(data[: offset + split])
+    parser.feed_data(data[offset + split :])
+    parser.feed_eof()
+    assert parser.response().body == b"one two three"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw"])
+def test_bytes_after_the_compressed_data_end_the_body_unkept(coding: str) -> None:
+    """Junk after the end: the body is complete at once, and no junk is kept."""
+    payload = compressed(coding)
+    decoder = BodyDecoder("gzip" if coding == "gzip" else "deflate", 100_000)
+    assert decoder.decode(payload) == TEXT and not decoder.ended
+    assert decoder.decode(b"junk" * 1000) == b"" and decoder.ended
+    assert decoder.decode(b"more junk" * 1000) == b""
+    assert decoder._pending == b""  # Nothing after the end is held.
+    assert decoder.finish() == b""
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_a_response_ends_with_its_compressed_data(framing: str) -> None:
+    """A body announced as 64 MiB, but junk after a small gzip stream: done at the junk."""
+    payload = compressed("gzip") + b"junk"
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+    if framing == "length":
+        head += b"Content-Length: %d\r\n" % (64 * 2**20)
+    elif framing == "chunked":
+        head += b"Transfer-Encoding: chunked\r\n"
+        payload = b"%x\r\n%s\r\n" % (len(payload), payload)
+    parser = ResponseParser(100_000)
+    parser.feed_data(head + b"\r\n" + payload)
+    assert parser.done
+    assert (parser.response().body, parser.response().truncated) == (TEXT, False)
 
 
 def test_gzip_members_in_a_row_are_one_body_and_trailing_bytes_are_ignored() -> None:

@@ -34,8 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 ENGLISH = sorted(page for page in DOCS.glob("*.md") if not page.name.endswith(".zh.md"))
 CHINESE = sorted(DOCS.glob("*.zh.md"))
+# The first line, after the page's front matter if it has one (mkdocs
+# reads front matter only at the very top).
 SOURCE_LINE = re.compile(
-    r"\A<!-- translation of (?P<name>\S+\.md), blob (?P<blob>[0-9a-f]{12}) -->\n"
+    r"\A(?:---\n(?:.*\n)*?---\n)?"
+    r"<!-- translation of (?P<name>\S+\.md), blob (?P<blob>[0-9a-f]{12}) -->\n"
 )
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>.*)$")
 HEADING = re.compile(r"^(?P<level>#{1,6})[ \t]+(?P<text>.+?)[ \t]*$")
@@ -109,6 +112,7 @@ def prose_paragraphs(page: Path) -> list[str]:
     text = page.read_text(encoding="utf-8")
     text = re.sub(r"^([ \t]*)(`{3,}).*?^\1\2[ \t]*$", "", text, flags=re.MULTILINE | re.DOTALL)
     text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    text = re.sub(r"^</?div\b[^>\n]*>$", "", text, flags=re.MULTILINE)  # A layout's boxes.
     text = re.sub(r"`[^`\n]+`", "", text)  # Inline code: names stay in English.
     text = re.sub(r"\]\([^)]*\)|<https?://[^>]*>|\{[^}\n]*\}", "", text)
     return [block.strip() for block in re.split(r"\n[ \t]*\n", text) if block.strip()]

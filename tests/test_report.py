@@ -5,13 +5,15 @@ from __future__ import annotations
 import collections
 import io
 import json
+import logging
 import re
+import sys
 import time
 import types
 
 import pytest
 
-from shared.record.report import report, stat_to_json, url_report, write_jsonl
+from shared.record.report import PrintableFormatter, report, stat_to_json, url_report, write_jsonl
 from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
@@ -405,3 +407,48 @@ def test_a_304_is_reported_as_not_modified() -> None:
     counts: collections.Counter[str] = collections.Counter()
     assert url_report(stat, counts) == "http://h/ 304 not modified 1/3"
     assert counts == {"not_modified": 1}
+
+
+# --- Text from the network, printed --------------------------------------------------
+
+HOSTILE = FetchStatistic(
+    url="http://h/x", next_url=None, status=200, exception=None, size=5,
+    content_type="text/html\x1b[2j\x07", encoding="utf-8", num_urls=0, num_new_urls=0,
+)  # fmt: skip
+MULTILINE = failure("http://h/y", ValueError("400, message:\n  Bad status line\r\n  ^\x9b"))
+
+
+def test_control_characters_from_a_server_are_escaped_in_the_report() -> None:
+    counts: collections.Counter[str] = collections.Counter()
+    assert url_report(HOSTILE, counts) == "http://h/x 200 text/html\\x1b[2j\\x07 utf-8 5"
+    assert url_report(MULTILINE, counts) == (
+        "http://h/y error 400, message:\\n  Bad status line\\r\\n  ^\\x9b"
+    )
+
+
+def test_one_report_line_per_url_whatever_an_error_says() -> None:
+    lines = report_text(fake_crawler([HOSTILE, MULTILINE])).splitlines()
+    assert [line.split()[0] for line in lines[1:3]] == ["http://h/x", "http://h/y"]
+    assert lines[3].startswith("Finished 2 urls")
+    assert not any(re.search("[\x00-\x1f\x7f-\x9f]", line) for line in lines)
+
+
+def test_json_lines_keep_the_exact_value() -> None:
+    out = io.StringIO()
+    write_jsonl(fake_crawler([HOSTILE, MULTILINE]), out)  # type: ignore[arg-type]
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["content_type"] == "text/html\x1b[2j\x07"
+    assert second["exception"] == "ValueError: 400, message:\n  Bad status line\r\n  ^\x9b"
+
+
+def test_log_lines_escape_control_characters_but_keep_a_traceback_s_lines() -> None:
+    formatter = PrintableFormatter("%(levelname)s %(message)s")
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "type %s", ("a\x1b[2Jb\n",), None)
+    assert formatter.format(record) == "ERROR type a\\x1b[2Jb\\n"
+    try:
+        raise ValueError("bad\x07 value")
+    except ValueError:
+        record.exc_info = sys.exc_info()
+    lines = formatter.format(record).split("\n")
+    assert lines[0] == "ERROR type a\\x1b[2Jb\\n" and lines[1].startswith("Traceback")
+    assert lines[-1] == "ValueError: bad\\x07 value"

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from shared.web.urls import UrlPolicy, is_ip_literal, lenient_host, normalize_url, url_host
+from shared.web.resolver import Resolver
+from shared.web.urls import (
+    PrivateAddress,
+    UrlPolicy,
+    is_ip_literal,
+    is_public_address,
+    lenient_host,
+    normalize_url,
+    url_host,
+)
 
 # --- normalize_url -------------------------------------------------------------
 
@@ -295,3 +306,71 @@ def test_host_allowed_is_case_insensitive() -> None:
     policy = UrlPolicy(["http://example.com/"])
     assert policy.host_allowed("WWW.Example.COM")
     assert not policy.host_allowed("other.com")
+
+
+# --- Addresses of the crawling machine's own network -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("93.184.215.14", True),
+        ("2606:2800:21f:cb07:6820:80da:af6b:8b2c", True),
+        ("127.0.0.1", False),
+        ("127.8.9.10", False),
+        ("::1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),  # Where a cloud machine's metadata and secrets are.
+        ("fe80::1%eth0", False),
+        ("fd00::1", False),
+        ("0.0.0.0", False),  # Connecting to it reaches this machine.
+        ("::ffff:127.0.0.1", False),
+        ("::ffff:169.254.169.254", False),
+    ],
+)
+def test_is_public_address(address: str, public: bool) -> None:
+    assert is_public_address(address) is public
+
+
+def test_a_crawl_of_public_roots_connects_to_no_private_address() -> None:
+    policy = UrlPolicy(["http://example.com/", "https://93.184.215.14/"])
+    assert not policy.private_roots
+    assert policy.allowed_addresses("cdn.example.com", ["10.0.0.1", "1.1.1.1"]) == ["1.1.1.1"]
+    with pytest.raises(PrivateAddress, match="evil.test is at 169.254.169.254, not a public"):
+        policy.allowed_addresses("evil.test", ["169.254.169.254"])
+    with pytest.raises(PrivateAddress):
+        policy.allowed_addresses("127.0.0.1", ["127.0.0.1"])
+
+
+def test_a_host_a_root_names_may_be_private() -> None:
+    policy = UrlPolicy(["http://intranet.example/"])
+    assert policy.allowed_addresses("intranet.example", ["10.0.0.5"]) == ["10.0.0.5"]
+    with pytest.raises(PrivateAddress):
+        policy.allowed_addresses("www.intranet.example", ["10.0.0.5"])
+
+
+@pytest.mark.parametrize(
+    "root", ["http://127.0.0.1:8080/", "http://[::1]/", "http://localhost/", "http://10.0.0.1/"]
+)
+def test_a_crawl_with_a_private_root_may_go_anywhere(root: str) -> None:
+    policy = UrlPolicy(["http://example.com/", root])
+    assert policy.private_roots
+    assert policy.allowed_addresses("other.test", ["169.254.169.254"]) == ["169.254.169.254"]
+
+
+def test_the_resolver_returns_only_the_addresses_its_policy_allows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def getaddrinfo(host: object, port: int, **kwargs: object) -> list[tuple[object, ...]]:
+        pairs = {b"mixed.test": ["127.0.0.1", "1.1.1.1"], b"inside.test": ["192.168.0.9"]}
+        inet, stream = socket.AF_INET, socket.SOCK_STREAM
+        return [(inet, stream, 6, "", (address, port)) for address in pairs[host]]  # type: ignore[index]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    resolver = Resolver(UrlPolicy(["http://example.com/"]))
+    assert [address[2] for address in resolver.resolve("mixed.test", 80)] == [("1.1.1.1", 80)]
+    with pytest.raises(PrivateAddress):
+        resolver.resolve("inside.test", 80)
+    assert len(Resolver().resolve("inside.test", 80)) == 1  # No policy: every address.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib
 import importlib.util
 import io
@@ -131,32 +132,41 @@ def crawl_step(url: str, out: str) -> None:
     recorder = Trace("stage2_generators.steps.crawl")
     selector = WatchingSelector(recorder)
 
+    lane: contextvars.ContextVar[str] = contextvars.ContextVar("lane")
+
     class WatchedCrawler(crawl.Crawler):
-        lane = ""  # The worker running now.
         workers = 0
 
         def work(self) -> Generator[Any, Any, Any]:
             self.workers += 1
-            return (yield from self.named(super().work(), f"worker {self.workers}"))
-
-        def named(self, coro: Generator[Any, Any, Any], name: str) -> Generator[Any, Any, Any]:
-            """Run ``coro``, noting ``name`` as the lane each time it resumes."""
-            value = None
-            while True:
-                self.lane = name
-                try:
-                    future = coro.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                value = yield future
+            return (yield from named(super().work(), f"worker {self.workers}"))
 
         def fetch(self, url: str) -> Generator[Any, Any, Any]:
-            recorder.begin(url, self.lane)
+            recorder.begin(url, lane.get())
             selector.url = url
             try:
                 return (yield from super().fetch(url))
             finally:
                 recorder.end(url)
+
+    def named(coro: Generator[Any, Any, Any], name: str) -> Generator[Any, Any, Any]:
+        """Run ``coro`` in a context of its own, where ``lane`` is ``name``.
+
+        One attribute set at each resume would not do: a future runs its
+        callbacks at once, so a worker's ``put_nowait`` resumes a waiting
+        worker inside it, and the attribute would name the one resumed
+        last.  Each worker carries its context instead, as an asyncio Task
+        does, and every step of it runs inside that context.
+        """
+        context = contextvars.copy_context()
+        context.run(lane.set, name)
+        value = None
+        while True:
+            try:
+                future = context.run(coro.send, value)
+            except StopIteration as stop:
+                return stop.value
+            value = yield future
 
     crawler = WatchedCrawler(url, max_tasks=MAX_TASKS)
     crawler.selector.close()

@@ -2,18 +2,27 @@
 
 ``python -m shared.bench`` serves the test site from a process of its own,
 runs each crawler in a fresh subprocess (so its memory and file descriptors
-are its own), and writes a Markdown summary and PNG charts to ``docs/bench``.
-Four scenarios, each figure a median of several runs:
+are its own), and writes a Markdown summary and charts to ``docs/bench``.
+The scenarios of the full run, each figure a median of several runs:
 
 1. throughput: pages per second on a 10 000-page site with no latency;
 2. concurrency: wall time against a simulated ideal crawler at 100 ms latency;
-3. memory: RSS per in-flight fetch, 1 000 and 10 000 fetches at once;
-4. C10K: 10 000 concurrent connections, all completed.
+3. parsers: what finding the links of a page costs, with each HTML parser;
+4. tracing: CPU per page with a trace and without;
+5. memory: RSS per in-flight fetch, 1 000 and 10 000 fetches at once, the
+   10 000 being the C10K test (every connection completed).
+
+Three runs of their own: ``--only servers`` (stage 2's HTTP server beside
+aiohttp.web, into ``docs/bench/servers``), ``python -m
+shared.bench.frontier`` (stage 3 on processes sharing a frontier) and
+``python -m shared.bench.recrawl`` (what a recrawl saves, run by the docs
+build).
 
 Modules: ``sitegraph`` (the site's link graph, fetched in-process),
 ``simulate`` (the ideal crawler), ``threads`` (the blocking thread-pool
 crawler, the chapter's "traditional way"), ``serve`` and ``slow`` (the two
 servers), ``run_one`` (one crawl in a subprocess), ``others`` (Scrapy, wget
-and the load tool), ``parsers`` (the link parser's cost), ``scenarios`` and
-``report``.
+and the load tool), ``parsers``, ``tracing``, ``servers``, ``frontier``
+and ``recrawl`` (one scenario each), ``scenarios`` (the other three),
+``report`` and ``texts`` (the summary, in English and Chinese).
 """

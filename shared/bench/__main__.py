@@ -5,6 +5,10 @@ python -m shared.bench --quick    # about a minute, into a new scratch directory
 python -m shared.bench --only memory --runs 1
 python -m shared.bench --quick --only tracing   # CPU per page with a trace and without
 python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
+python -m shared.bench --only servers --out docs/bench/servers   # stage 2's server
+
+The servers have a run and a folder of their own, shown in the server
+chapter, so the full run leaves them out: one measurement, on one page.
 
 Stage 3 on several processes sharing a frontier in Valkey has a run of its
 own, which needs a valkey-server: python -m shared.bench.frontier.
@@ -32,6 +36,7 @@ from shared.bench.procs import ROOT, other_cpu, too_busy
 # Memory runs last: its 10,000 threads leave the machine busy for a while
 # after they end, which slowed the link parser and the servers measured after it.
 SCENARIOS = ("throughput", "concurrency", "parsers", "servers", "tracing", "memory")
+FULL_RUN = tuple(name for name in SCENARIOS if name != "servers")  # See the docstring.
 
 
 def machine_info() -> dict[str, Any]:
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         config = dataclasses.replace(config, runs=args.runs)
     results: dict[str, Any] = {"quick": args.quick, "runs": config.runs, "machine": machine_info()}
     results["config"] = dataclasses.asdict(config)
-    for name in args.only or SCENARIOS:
+    for name in args.only or FULL_RUN:
         start = time.perf_counter()
         if name == "parsers":
             results[name] = parsers.measure()

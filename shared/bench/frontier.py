@@ -180,6 +180,14 @@ WORDS: dict[str, dict[str, Any]] = {
         "no latency: {frontier:.0f} µs against {memory:.0f} µs in memory; target at most "
         "{target:.0f} µs): {verdict_cost}. At 50 ms, 4 processes crawl **{speedup:.2f}×** "
         "as fast as one (target at least {target_speedup}×): {verdict_speedup}.",
+        "busy": "At no latency a crawl is bound by CPU, and should keep a core busy all "
+        "along: the crawler kept **{memory:.2f}** of a core busy in memory (its CPU time "
+        "over the crawl's wall time) and **{one:.2f}** on one process through the frontier.",
+        "starved": " Here the crawl in memory was the slower one, though a process on the "
+        "frontier does all that it does and a round trip more: it spent most of its time "
+        "waiting for a core, which other work on the machine held. Its pages/s, and its "
+        "CPU per URL, measure how busy the machine was, not the crawler.",
+        "targets": "### Targets of the shared frontier",
         "load": "Load average at start {start}, at end {end}.",
         "others": "Load average at start {start}; CPU used by other processes "
         "during the crawls: {median:.2f} cores median, {max:.2f} at most.",
@@ -199,6 +207,13 @@ WORDS: dict[str, dict[str, Any]] = {
         "{frontier:.0f} µs，内存中为 {memory:.0f} µs；目标不超过 {target:.0f} µs）："
         "{verdict_cost}。延迟 50 ms 时，4 个进程的速度是单进程的 **{speedup:.2f} 倍**"
         "（目标至少 {target_speedup} 倍）：{verdict_speedup}。",
+        "busy": "没有延迟时，爬取受 CPU 所限，理应始终让一个核忙着：在内存中时，爬虫让 "
+        "**{memory:.2f}** 个核忙着（它的 CPU 时间除以爬取的墙钟时间）；单个进程通过边界队列时"
+        "是 **{one:.2f}** 个。",
+        "starved": "这一次反而是内存中的爬取更慢，尽管通过边界队列的进程要做它做的全部事情，"
+        "还多一次往返：它大部分时间在等一个核，而核被机器上别的工作占着。它的页面/秒和每 URL "
+        "的 CPU 衡量的是机器有多忙，而不是爬虫。",
+        "targets": "### 共享边界队列的目标 { #targets-of-the-shared-frontier }",
         "load": "开始时的负载 {start}，结束时 {end}。",
         "others": "开始时的负载 {start}；爬取期间其他进程占用的 CPU："
         "中位数 {median:.2f} 核，最多 {max:.2f} 核。",
@@ -208,7 +223,7 @@ WORDS: dict[str, dict[str, Any]] = {
 
 
 def summary(results: dict[str, Any], lang: str = "en") -> str:
-    """Return the scenario's table and verdicts as Markdown."""
+    """Return the scenario's table and what it shows as Markdown."""
     words = WORDS[lang]
     lines = [words["title"], "", words["intro"].format(**results), ""]
     lines += ["| " + " | ".join(words["header"]) + " |", "|---" * len(words["header"]) + "|"]
@@ -224,16 +239,40 @@ def summary(results: dict[str, Any], lang: str = "en") -> str:
                      f"{run['crawler_cpu_us']:.0f}", f"{run['server_cpu_us']:.0f}",
                      " + ".join(map(str, run["per_process"])), correct]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", verdicts(results, words), ""]
+    lines += ["", busy(results, words), ""]
+    return "\n".join(lines)
+
+
+def busy(results: dict[str, Any], words: dict[str, Any]) -> str:
+    """Return the sentence on how busy the crawler kept a core at no latency."""
+    quiet = results["0"]
+    memory, one = (cores(quiet[name]) for name in ("memory", "1"))
+    sentence: str = words["busy"].format(memory=memory, one=one)
+    if quiet["memory"]["pages_per_s"] < quiet["1"]["pages_per_s"]:
+        sentence += words["starved"]
+    return sentence
+
+
+def cores(run: dict[str, Any]) -> float:
+    """Return the cores a run's crawler processes kept busy: CPU time over wall time."""
+    return float(run["urls"] * run["crawler_cpu_us"] / 1e6 / run["wall"])
+
+
+def targets(results: dict[str, Any], lang: str = "en") -> str:
+    """Return the verdicts on the project's targets, and the load, as Markdown.
+
+    For the measurements page: a chapter shows the finding, not the bookkeeping.
+    """
+    words = WORDS[lang]
     start = " ".join(f"{x:.2f}" for x in results["load_start"])
     others = sorted(other_cpu(results))
     if others:  # Runs since the bench keeps only quiet figures.
         median, most = others[len(others) // 2], others[-1]
-        lines += [words["others"].format(start=start, median=median, max=most), ""]
+        load = words["others"].format(start=start, median=median, max=most)
     else:
         end = " ".join(f"{x:.2f}" for x in results["load_end"])
-        lines += [words["load"].format(start=start, end=end), ""]
-    return "\n".join(lines)
+        load = words["load"].format(start=start, end=end)
+    return "\n".join([words["targets"], "", verdicts(results, words), "", load, ""])
 
 
 def verdicts(results: dict[str, Any], words: dict[str, Any]) -> str:
@@ -252,12 +291,13 @@ def verdicts(results: dict[str, Any], words: dict[str, Any]) -> str:
 
 
 def write(results: dict[str, Any], out: Path) -> None:
-    """Write results.json and the summary in both languages into ``out``."""
+    """Write results.json, the summary and the targets in both languages into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     note = "<!-- Written by `python -m shared.bench.frontier`; do not edit by hand. -->\n"
-    for lang, name in (("en", "summary.md"), ("zh", "summary.zh.md")):
-        (out / name).write_text(note + summary(results, lang), encoding="utf-8")
+    for lang, suffix in (("en", ""), ("zh", ".zh")):
+        (out / f"summary{suffix}.md").write_text(note + summary(results, lang), encoding="utf-8")
+        (out / f"targets{suffix}.md").write_text(note + targets(results, lang), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,7 +2,10 @@
 
 Both serve the same test site (``shared.testsite.site.Site``) from a process of
 their own, without the benchmark's response cache, so every request builds
-its page.  Two figures:
+its page; the server chapter's step 6 (llhttp) is measured beside them for
+requests per second only.  It is a run of its own (``python -m shared.bench
+--only servers --out docs/bench/servers``), shown in the server chapter.
+Two figures:
 
 * requests per second on one content page, the servers taking turns run
   after run (median of the runs): ``ab`` with a new connection per request;

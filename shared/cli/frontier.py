@@ -18,14 +18,20 @@ import sys
 from typing import IO, Any
 
 from shared.cli.progress import progress
-from shared.crawl.options import DEFAULT_LEASE, CrawlOptions, check_frontier_url
+from shared.crawl.options import (
+    DEFAULT_LEASE,
+    DEFAULT_MAX_ATTEMPTS,
+    CrawlOptions,
+    check_frontier_url,
+)
 from shared.record.report import report, write_jsonl
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # As in shared.cli.main.
+EXIT_LOST = 4  # The crawl is gone from the server (flushed, forgotten, evicted, rolled back).
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add --frontier, --lease, --report and --forget."""
+    """Add --frontier, --lease, --max-attempts, --report and --forget."""
     add = parser.add_argument
     add("--frontier", metavar="URL",
         help="keep the crawl in Valkey or Redis at URL (redis://HOST:PORT/DB, "
@@ -34,11 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--lease", type=float, default=DEFAULT_LEASE, metavar="SECS",
         help="with --frontier: seconds before the URLs of a process that died "
         "go back to the queue (default: %(default)s)")  # fmt: skip
+    add("--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, metavar="N",
+        help="with --frontier: leases of one URL that may run out (its process died) "
+        "before it is recorded as failed (default: %(default)s)")  # fmt: skip
     add("--report", action="store_true",
         help="with --frontier and no root: print the report of the whole crawl "
         "(and write all its records to --json FILE)")  # fmt: skip
     add("--forget", action="store_true",
-        help="with --frontier and no root: remove a finished crawl from the server")  # fmt: skip
+        help="with --frontier and no root: remove a finished crawl from the server "
+        "(not while a process works on it)")  # fmt: skip
 
 
 def requested(args: argparse.Namespace) -> bool:
@@ -62,6 +72,8 @@ def check(args: argparse.Namespace, roots: list[str]) -> None:
         raise ValueError("--frontier needs the redis package: pip install redis")
     if not (args.lease > 0 and args.lease < float("inf")):
         raise ValueError(f"--lease must be more than 0 seconds, not {args.lease!r}")
+    if args.max_attempts < 1:
+        raise ValueError(f"--max-attempts must be at least 1, not {args.max_attempts}")
 
 
 def run(
@@ -86,7 +98,11 @@ def run(
         print(f"crawl: {error}", file=sys.stderr)
         return EXIT_FAILED
     crawler = frontier.FrontierCrawler(
-        roots, frontier=args.frontier, lease=args.lease, **options.keywords()
+        roots,
+        frontier=args.frontier,
+        lease=args.lease,
+        max_attempts=args.max_attempts,
+        **options.keywords(),
     )
     crawler.on_page = on_page
     return crawl(frontier, crawler, json_file, quiet=args.level == 0)
@@ -101,14 +117,18 @@ async def probe(frontier: Any, url: str) -> None:
 
 def crawl(frontier: Any, crawler: Any, json_file: IO[str] | None, *, quiet: bool) -> int:
     """Run this process's part of the crawl, then report what it fetched."""
+    from stage3_asyncio.crawler import run as run_stage3  # Stage 3's run, as it is.
+
     status, message = EXIT_OK, ""
     with progress(crawler) if not quiet else contextlib.nullcontext():
         try:
-            frontier.run(crawler)
+            run_stage3(crawler)
         except KeyboardInterrupt:
             status, message = EXIT_INTERRUPTED, "\nInterrupted"
-        except frontier.FrontierError as error:
-            status, message = EXIT_FAILED, f"crawl: {error}; what was recorded there is kept"
+        except frontier.CrawlLost as error:
+            status, message = EXIT_LOST, f"crawl: {error}"
+        except frontier.FrontierError as error:  # Each says what the server still holds.
+            status, message = EXIT_FAILED, f"crawl: {error}"
     report(crawler)
     if json_file is not None:
         write_jsonl(crawler, json_file)
@@ -126,19 +146,19 @@ async def act(
     """Print the report of the crawl in the server, and forget it, as asked."""
     server = frontier.Frontier(args.frontier, args.lease)
     try:
-        counts = await server.counts()
         if args.report:
             stored = await frontier.load_crawl(server, options.max_tasks)
             report(stored)
             if json_file is not None:
                 write_jsonl(stored, json_file)
         if args.forget:
-            if counts["queue"] or counts["leases"]:
-                queued, leased = counts["queue"], counts["leases"]
-                print(f"crawl: the crawl is not finished ({queued} queued, {leased} leased): "
-                      "not forgetting it", file=sys.stderr)  # fmt: skip
+            # One step in the server: no process starts or steps in between.
+            queued, leased, working, removed = await server.forget()
+            if queued or leased or working:
+                state = f"{queued} queued, {leased} leased, {working} processes at work"
+                print(f"crawl: the crawl is not finished ({state}): not forgetting it",
+                      file=sys.stderr)  # fmt: skip
                 return EXIT_FAILED
-            removed = await server.forget()
             print(f"Forgot the crawl: {removed} keys removed.", file=sys.stderr)
         return EXIT_OK
     finally:

@@ -31,7 +31,7 @@ from typing import IO, Any, NoReturn
 from shared.cli import frontier as frontier_cli
 from shared.cli.progress import progress
 from shared.crawl.options import add_arguments, from_arguments
-from shared.record.report import report, write_jsonl
+from shared.record.report import PrintableFormatter, report, write_jsonl
 from shared.record.save import PageSaver
 from shared.testsite.site import DEFAULT_PAGES, MIN_PAGES, Site
 from shared.web.recrawl import read_since
@@ -52,6 +52,7 @@ EXIT_OK = 0
 EXIT_NOTHING_FETCHED = 1  # No root could be fetched: refused, unreachable, every try failed.
 EXIT_USAGE = 2  # Bad arguments: nothing was started.
 EXIT_MISMATCH = 3  # The crawl of the bundled site differs from what the site expects.
+# 4: with --frontier, the crawl was lost from its server (shared.cli.frontier.EXIT_LOST).
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT: 128 + 2.
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # What starts a URL, or host:port.
 
@@ -139,7 +140,9 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     except (ValueError, OutputError) as error:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # To stderr; a server's text is escaped.
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if frontier_cli.requested(args):  # The crawl's state lives in a server.
         with json_file or contextlib.nullcontext():
             return frontier_cli.run(args, roots, options, json_file, saver)

@@ -47,7 +47,10 @@ fails if they change: ``TCPConnector._get``, the one place where aiohttp
 takes a connection out of its pool; ``TCPConnector._factory``, which makes
 each connection's protocol; and ``ResponseHandler._parser``, the parser
 that ``set_response_params`` makes for each request, whose ``feed_data``
-returns ``(messages, upgraded, tail)``.
+returns ``(messages, upgraded, tail)``.  One more, ``TCPConnector._resolve_host``
+(where aiohttp looks a host up, IP addresses included), lets the connector
+keep only the addresses the crawl's ``UrlPolicy`` allows; the acceptance
+tests of private addresses fail if aiohttp stops calling it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ from aiohttp.client_proto import ResponseHandler
 from aiohttp.http import RawResponseMessage
 
 from shared.record.trace import NO_TRACE, Trace
+from shared.web.http import MAX_INTERIM_RESPONSES, BadResponse
+from shared.web.urls import UrlPolicy
 
 Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its body to come.
 
@@ -73,8 +78,9 @@ Message = tuple[RawResponseMessage, aiohttp.StreamReader]  # A head, and its bod
 class CarefulConnector(aiohttp.TCPConnector):
     """A TCPConnector that reads one response per request and lends out only clean connections."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, policy: UrlPolicy | None = None, **options: Any) -> None:
         super().__init__(**options)
+        self.policy = policy  # Which addresses a crawl may connect to.
         # aiohttp makes the protocol of each new connection by calling _factory().
         make: type[ResponseHandler] = OneResponseHandler
         self._factory = functools.partial(make, loop=asyncio.get_running_loop())
@@ -90,6 +96,17 @@ class CarefulConnector(aiohttp.TCPConnector):
                 return connection
             connection.close()  # Closed, or holding bytes that answer nothing: dropped.
         return None
+
+    async def _resolve_host(self, host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+        """Look ``host`` up as aiohttp does; keep only the addresses the policy allows.
+
+        Raises PrivateAddress when it allows none (see ``UrlPolicy.allowed_addresses``).
+        """
+        hosts = await super()._resolve_host(host, port, *args, **kwargs)
+        if self.policy is None:
+            return hosts
+        allowed = self.policy.allowed_addresses(host, [found["host"] for found in hosts])
+        return [found for found in hosts if found["host"] in allowed]
 
 
 def _readable(protocol: ResponseHandler) -> bool:
@@ -129,6 +146,7 @@ class FirstResponseParser:
         self.parser = parser
         self.protocol = protocol
         self.body: aiohttp.StreamReader | None = None  # The final response's, once its head is in.
+        self.interim = 0  # Interim (1xx) responses read before the final one.
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.parser, name)
@@ -146,11 +164,19 @@ class FirstResponseParser:
                 # Final, as aiohttp's ClientResponse.start tells: not an interim 1xx.
                 if not 100 <= message.code <= 199 or message.code == 101:
                     self.body = payload
+                else:
+                    self.count_interim()
             if upgraded:  # After a 101 aiohttp stops parsing and keeps the rest as it is.
                 return messages, True, tail + data[start:]
         if self.body is not None and (start < len(data) or not data):
             self.feed_body(data[start:])
         return messages, False, b""
+
+    def count_interim(self) -> None:
+        """Count one interim response; raises BadResponse past the limit stages 1 and 2 keep."""
+        self.interim += 1
+        if self.interim > MAX_INTERIM_RESPONSES:
+            raise BadResponse(f"more than {MAX_INTERIM_RESPONSES} interim responses")
 
     def feed_body(self, data: bytes) -> None:
         """Feed bytes of the final response's body; close the connection if more follow it.

@@ -299,6 +299,7 @@ def from_arguments(args: argparse.Namespace) -> CrawlOptions:
 # --- The shared frontier's options (crawl --frontier; stage3_asyncio/frontier.py) ---
 
 DEFAULT_LEASE = 30.0  # Seconds before a dead process's URLs go back to the queue.
+DEFAULT_MAX_ATTEMPTS = 3  # Leases of one URL that may run out before it is given up.
 FRONTIER_SCHEMES = ("redis", "rediss", "unix")  # What redis-py connects to.
 
 

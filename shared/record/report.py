@@ -6,17 +6,49 @@ It reads only ``done``, ``seen_urls``, ``t0``, ``t1`` and ``max_tasks``
 (and ``waits``, the waits 429 and 503 answers asked for, when there is
 one), so it works for the crawler of every stage, also in the middle of a
 crawl.
+
+Text that came from the network (a Content-Type, an error's message) is
+printed through ``printable``: a server must not be able to write to the
+reader's terminal, nor split one URL's line in two.  The JSON Lines file
+keeps each value exactly as it came.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import logging
+import re
 import time
 from collections.abc import Iterable
 from typing import IO, Any, Protocol
 
 from shared.record.stats import FetchStatistic, Skipped
+
+# What a terminal acts on instead of showing: the C0 controls (ESC starts a
+# command, BEL rings, CR and LF move the cursor), DEL, the C1 controls, and
+# Unicode's line and paragraph separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """Return ``text`` with each control character written as an escape (``\\x1b``)."""
+    return CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log formatter that escapes control characters (see ``printable``).
+
+    A message stays on its line; a traceback keeps its line breaks, and
+    only what is inside its lines is escaped.
+    """
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        lines = super().formatException(ei).split("\n")
+        return "\n".join(printable(line) for line in lines)
 
 
 class CrawlRecord(Protocol):
@@ -53,7 +85,16 @@ def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
 
 
 def url_report(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
-    """Return the report line of one URL and add it to the counters."""
+    """Return the report line of one URL and add it to the counters.
+
+    Control characters are escaped (see ``printable``): one line, whatever
+    the server sent.
+    """
+    return printable(_url_line(stat, counts))
+
+
+def _url_line(stat: FetchStatistic, counts: collections.Counter[str]) -> str:
+    """Return the report line of one URL, as recorded, and add it to the counters."""
     if isinstance(stat.exception, Skipped):  # Not fetched on purpose: no failure.
         counts["skipped"] += 1
         counts["skipped_" + type(stat.exception).__name__] += 1

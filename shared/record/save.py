@@ -1,10 +1,14 @@
 """Save the HTML pages of a crawl under a directory, mirrored by URL (``crawl --save``).
 
-The layout follows ``wget -r --protocol-directories``:
-``http://host:8080/a/b.html`` is saved as ``DIR/http/host%3a8080/a/b.html``
-and a path that ends in ``/`` as ``index.html`` in that directory.  A query
-follows the name after ``@``, as wget writes it on Windows
-(``search@q=1``).
+The layout is that of ``wget -r --protocol-directories``, a directory for
+the scheme, one for the host and port, then the URL's path, with a path
+that ends in ``/`` saved as ``index.html`` in that directory.  The names
+differ where wget's would not be valid on every system: wget names the
+host's directory ``host:8080`` on Linux and ``host+8080`` on Windows,
+where ``:`` is not allowed; here every name goes through the one escaping
+rule below, so ``http://host:8080/a/b.html`` is saved as
+``DIR/http/host%3a8080/a/b.html`` on every system.  A query follows the
+name after ``@``, as wget writes it on Windows (``search@q=1``).
 
 Two promises, kept by ``relative_path`` for any string:
 

@@ -19,8 +19,9 @@ three stages record the same thing: the same limits on the head (about
 8 KB per line, 128 headers), header values decoded as UTF-8 with
 ``surrogateescape``, a folded header line joined to the one before, and a
 Content-Length that is repeated or comes with a Transfer-Encoding is an
-error.  Interim 1xx answers are skipped; a 101 is an error, since no stage
-asks to switch protocols.
+error.  Interim 1xx answers are skipped, up to ``MAX_INTERIM_RESPONSES``;
+a 101 is an error, since no stage asks to switch protocols.  After the end
+of compressed data the body is complete: bytes that follow are not read.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ MAX_HEAD_SIZE = 64 * 1024  # Bytes before the blank line; more is an error.
 # aiohttp's limits (its max_line_size, max_field_size and max_headers).
 MAX_LINE_SIZE = 8190  # Bytes in the status line, and in a header's name and value.
 MAX_HEADERS = 128
+# Interim (1xx) responses skipped before the final one; more is an error.  A
+# server sends one or two (100 Continue, 103 Early Hints); a stream of them
+# without end would hold the crawl until its timeout.
+MAX_INTERIM_RESPONSES = 10
+# Digits in a Content-Length: 18 is up to an exabyte less one byte.  Python
+# refuses to read numbers of thousands of digits (ValueError), and no body
+# needs more: a longer one is an error.
+MAX_LENGTH_DIGITS = 18
 TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # A header name (RFC 9110).
 FORBIDDEN_IN_VALUE = re.compile(rb"[\0\r\n]")
 # Any three digits: a code outside 100-599 is the server's error, recorded as sent.
@@ -193,7 +202,9 @@ class BodyDecoder:
     body that would expand to gigabytes (a "zip bomb") costs no more memory
     than ``limit`` and one network read, because zlib is asked for no more
     than what is left.  Without a coding, with ``identity`` or with a coding
-    this class does not decode, bytes pass through as they came.  ``decode``
+    this class does not decode, bytes pass through as they came.  Once
+    ``ended`` is true, bytes came after the end of the compressed data: the
+    body is complete, and they are neither kept nor decoded.  ``decode``
     and ``finish`` raise BadResponse for data that is not in its coding.
     """
 
@@ -202,9 +213,10 @@ class BodyDecoder:
         self.coding = CODINGS.get(coding)  # None: passed through.
         self.limit = limit
         self.produced = 0  # Decoded bytes returned so far.
-        self._zlib: zlib._Decompress | None = None
+        self.ended = False  # Bytes came after the compressed data: the body is complete.
+        self._zlib: zlib._Decompress | None = None  # Set while inside a stream.
         self._pending = b""  # Compressed bytes not yet given to zlib.
-        self._ended = False  # The compressed stream is complete.
+        self._streams = 0  # Compressed streams (gzip members) complete so far.
 
     def decode(self, data: bytes) -> bytes:
         """Return the decoded bytes that ``data`` adds, within the limit."""
@@ -213,11 +225,13 @@ class BodyDecoder:
             out = data[: max(room, 0)]
             self.produced += len(out)
             return out
+        if self.ended:
+            return b""  # After the compressed data: not kept, not decoded.
         self._pending += data
         pieces = []
-        while self._pending and not self._ended and self.produced < self.limit:
+        while self._pending and not self.ended and self.produced < self.limit:
             if self._zlib is None and not self._start():
-                break  # Too few bytes to tell zlib from raw deflate yet.
+                break  # Too few bytes to tell what comes next yet.
             assert self._zlib is not None
             try:
                 # max_length: never more than the limit allows (0 would mean no limit).
@@ -228,19 +242,28 @@ class BodyDecoder:
             pieces.append(piece)
             self._pending = self._zlib.unconsumed_tail or self._zlib.unused_data
             if self._zlib.eof:
-                self._next_member()
+                self._zlib, self._streams = None, self._streams + 1
         return b"".join(pieces)
 
     def finish(self) -> bytes:
         """Note the end of the body; raises BadResponse if the compressed data stops early."""
         cut = self.produced >= self.limit
-        started = self._zlib is not None or self._ended
-        if self.coding is not None and not cut and started and not self._ended:
+        if self.coding is not None and not cut and self._zlib is not None:
             raise BadResponse(f"{self.coding} body ends before its compressed data does")
         return b""
 
     def _start(self) -> bool:
-        """Make the zlib decompressor for the next stream; False until the format is known."""
+        """Make the zlib decompressor for the next stream; False until the format is known.
+
+        After a complete stream, only a gzip member may follow; anything
+        else ends the body (``ended``), as browsers ignore it too.
+        """
+        if self._streams:  # The first bytes after a complete stream.
+            if self.coding != "gzip" or not GZIP_MAGIC.startswith(self._pending[:2]):
+                self.ended, self._pending = True, b""
+                return False
+            if len(self._pending) < 2:
+                return False  # b"\x1f": the next member, or not?  The next read tells.
         if self.coding == "gzip":
             self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif len(self._pending) < 2:
@@ -253,16 +276,10 @@ class BodyDecoder:
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
         return True
 
-    def _next_member(self) -> None:
-        """After one compressed stream: another gzip member may follow; anything else ends it."""
-        self._zlib = None
-        if self.coding != "gzip" or not self._pending.startswith(b"\x1f\x8b"):
-            self._ended = True  # Bytes after the end of the data are ignored, as browsers do.
-            self._pending = b""
-
 
 # The codings decoded, by the names a Content-Encoding header uses for them.
 CODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
+GZIP_MAGIC = b"\x1f\x8b"  # The first two bytes of every gzip member.
 
 
 # --8<-- [end:body_decoder]
@@ -282,6 +299,11 @@ class ResponseParser:
         self.max_size = max_size
         self.done = False
         self._buffer = bytearray()  # Received bytes not yet parsed.
+        # Where the search for the blank line that ends the head goes on:
+        # bytes before it were searched already, and the blank line may
+        # begin in the last three of them.
+        self._searched = 0
+        self._interim = 0  # Interim (1xx) responses skipped so far.
         self._status: int | None = None
         self._headers: dict[str, str] = {}
         self._body = bytearray()
@@ -299,8 +321,8 @@ class ResponseParser:
         if self.done:
             return  # Whatever follows a complete response is not ours.
         self._buffer += data
-        if self._status is None:
-            self._parse_head()
+        while self._status is None and self._parse_head():
+            pass  # An interim response was skipped: another head follows.
         if self._status is not None and not self.done:
             self._parse_body()
 
@@ -323,15 +345,22 @@ class ResponseParser:
         assert self.done and self._status is not None, "response is not complete"
         return Response(self._status, self._headers, bytes(self._body), self._truncated)
 
-    def _parse_head(self) -> None:
-        """Parse the status line and headers once the blank line has arrived."""
-        end, separator = _find_blank_line(self._buffer)
+    def _parse_head(self) -> bool:
+        """Parse a head once its blank line has arrived; True if it was an interim one.
+
+        Searches only the bytes that arrived since the last search (and the
+        three before them), so a head sent a few bytes at a time costs no
+        more than one sent at once.
+        """
+        end, separator = _find_blank_line(self._buffer, max(self._searched - 3, 0))
+        self._searched = len(self._buffer)
         if end < 0 or end > MAX_HEAD_SIZE:
             if len(self._buffer) > MAX_HEAD_SIZE:
                 raise BadResponse(f"response head longer than {MAX_HEAD_SIZE} bytes")
-            return
+            return False
         lines = bytes(self._buffer[:end]).replace(b"\r\n", b"\n").split(b"\n")
         del self._buffer[: end + separator]
+        self._searched = 0  # What is left has not been searched for the next head.
         status = _parse_status_line(lines[0])
         if len(lines) - 1 > MAX_HEADERS:
             raise BadResponse(f"more than {MAX_HEADERS} headers")
@@ -340,11 +369,14 @@ class ResponseParser:
             # Only an answer to a request with an Upgrade header, which no stage sends;
             # what follows it would not be HTTP.
             raise BadResponse(UNASKED_UPGRADE)
-        if 100 <= status < 200:
-            self._parse_head()  # An interim response; the real one follows.
-            return
+        if 100 <= status < 200:  # An interim response; the real one follows.
+            self._interim += 1
+            if self._interim > MAX_INTERIM_RESPONSES:
+                raise BadResponse(f"more than {MAX_INTERIM_RESPONSES} interim responses")
+            return True
         self._status, self._headers = status, headers
         self._choose_framing(status, headers)
+        return False
 
     def _choose_framing(self, status: int, headers: dict[str, str]) -> None:
         """Work out from the headers where the body will end."""
@@ -359,8 +391,10 @@ class ResponseParser:
             self._chunked = transfer_coding.lower().split(",")[-1].strip() == "chunked"
         elif "content-length" in headers:
             value = headers["content-length"].strip()
-            if not (value.isascii() and value.isdigit()):  # Not '²', a digit to isdigit.
-                raise BadResponse(f"bad Content-Length {value!r}")
+            # Not '²', a digit to isdigit; not thousands of digits, too long for int().
+            digits = value.isascii() and value.isdigit() and len(value) <= MAX_LENGTH_DIGITS
+            if not digits:
+                raise BadResponse(f"bad Content-Length {value[:40]!r}")
             self._length = int(value)
         self._decoder = BodyDecoder(headers.get("content-encoding"), self.max_size + 1)
 
@@ -407,6 +441,10 @@ class ResponseParser:
         """Decode body bytes and add them, ending the response once it exceeds max_size."""
         self._received += len(data)
         self._keep(self._decoder.decode(bytes(data)))
+        if self._decoder.ended and not self.done:
+            # Bytes after the end of the compressed data: the body is complete,
+            # and the rest (however much a server sends) is not read.
+            self._end_body()
 
     def _end_body(self) -> None:
         """End the body where its framing says; raises BadResponse for cut-off compressed data."""
@@ -422,9 +460,12 @@ class ResponseParser:
             self.done = True
 
 
-def _find_blank_line(buffer: bytearray) -> tuple[int, int]:
-    """Return where the head ends and the length of the blank line (-1 if none)."""
-    crlf, lf = buffer.find(b"\r\n\r\n"), buffer.find(b"\n\n")
+def _find_blank_line(buffer: bytearray, start: int = 0) -> tuple[int, int]:
+    """Return where the head ends and the length of the blank line (-1 if none).
+
+    The search starts at ``start``.
+    """
+    crlf, lf = buffer.find(b"\r\n\r\n", start), buffer.find(b"\n\n", start)
     if lf >= 0 and (crlf < 0 or lf < crlf):
         return lf, 2  # A server that ends lines with a bare LF.
     return crlf, 4

@@ -14,20 +14,29 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from shared.web.urls import UrlPolicy
+
 Address = tuple[int, int, tuple[Any, ...]]  # (family, proto, sockaddr) for socket() and connect().
 
 
 class Resolver:
-    """Look host names up and remember the answers for the rest of a crawl."""
+    """Look host names up and remember the answers for the rest of a crawl.
 
-    def __init__(self) -> None:
+    With a ``policy``, only the addresses it allows are returned (see
+    ``UrlPolicy.allowed_addresses``): a crawl of public sites connects to
+    no address of the crawling machine's own network.
+    """
+
+    def __init__(self, policy: UrlPolicy | None = None) -> None:
         self.addresses: dict[tuple[str, int], list[Address]] = {}
+        self.policy = policy
 
     def resolve(self, host: str, port: int) -> list[Address]:
         """Return the addresses of ``host``, in the order the system prefers them.
 
         Raises socket.gaierror (an OSError) when the name does not resolve,
-        also for a name that IDNA cannot encode.
+        also for a name that IDNA cannot encode, and PrivateAddress when
+        the policy allows none of its addresses.
         """
         key = (host, port)
         if key not in self.addresses:
@@ -40,4 +49,8 @@ class Resolver:
                 message = f"bad host name {host!r}: {error}"
                 raise socket.gaierror(socket.EAI_NONAME, message) from None
             self.addresses[key] = [(family, proto, addr) for family, _, proto, _, addr in infos]
-        return self.addresses[key]
+        found = self.addresses[key]
+        if self.policy is None:
+            return found
+        allowed = self.policy.allowed_addresses(host, [addr[0] for _, _, addr in found])
+        return [address for address in found if address[2][0] in allowed]

@@ -126,6 +126,28 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
+class PrivateAddress(Exception):
+    """The URL's host is in the crawling machine's own network, where this crawl may not go.
+
+    A refusal, not a network failure: a stage records it at once, without
+    another try.
+    """
+
+
+def is_public_address(address: str) -> bool:
+    """Tell whether an IP address is one the public internet routes to.
+
+    Loopback (127.0.0.1, ::1), private (10/8, 192.168/16, fc00::/7...),
+    link-local (169.254/16, where cloud machines keep their secrets) and the
+    other special ranges are not.  An IPv6 form of an IPv4 address counts
+    as that address.  Raises ValueError for what is not an address.
+    """
+    ip = ipaddress.ip_address(address.partition("%")[0])  # No IPv6 zone ('%eth0').
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1.
+    return ip.is_global
+
+
 def lenient_host(host: str) -> str:
     """Return the last two labels of a host name: ``a.b.example.com`` -> ``example.com``."""
     return ".".join(host.split(".")[-2:])
@@ -148,13 +170,21 @@ class UrlPolicy:
         except re.error as error:
             raise ValueError(f"invalid exclude pattern {exclude!r}: {error}") from None
         self.root_hosts: set[str] = set()
+        self.named_hosts: set[str] = set()  # The roots' hosts, exactly as given.
         for root in roots:
             host = url_host(root)
             if host is None:
                 continue  # Like 'not-a-host': nothing to match against.
+            self.named_hosts.add(host)
             if not is_ip_literal(host) and not strict:
                 host = lenient_host(host)
             self.root_hosts.add(host)
+        # A crawl of the machine's own network (the bundled site on 127.0.0.1)
+        # may go anywhere in it.
+        self.private_roots = any(
+            host == "localhost" or (is_ip_literal(host) and not is_public_address(host))
+            for host in self.named_hosts
+        )
 
     def host_allowed(self, host: str) -> bool:
         """Tell whether ``host`` (normalized, see ``url_host``) is one of the roots' hosts."""
@@ -168,6 +198,26 @@ class UrlPolicy:
             other = host[4:] if host.startswith("www.") else "www." + host
             return other in self.root_hosts
         return lenient_host(host) in self.root_hosts
+
+    # --8<-- [start:address_allowed]
+    def allowed_addresses(self, host: str, addresses: list[str]) -> list[str]:
+        """Return those of ``addresses``, found for ``host``, that the crawl may connect to.
+
+        A public address is always allowed.  A loopback, private or
+        link-local one only in a crawl with such a root (an address, or
+        ``localhost``), or for a host a root names: a crawl of public sites
+        follows no redirect, robots.txt or link into the crawling machine's
+        own network, whether by address or by a name that resolves there.
+        Raises PrivateAddress when none of ``addresses`` is allowed.
+        """
+        if self.private_roots or host.lower() in self.named_hosts:
+            return addresses
+        allowed = [address for address in addresses if is_public_address(address)]
+        if addresses and not allowed:
+            raise PrivateAddress(f"{host} is at {addresses[0]}, not a public address")
+        return allowed
+
+    # --8<-- [end:address_allowed]
 
     def url_allowed(self, url: str) -> bool:
         """Tell whether the crawl may fetch ``url``; never raises, does no I/O."""

@@ -25,7 +25,6 @@ from shared.steps import (
 )
 
 
-# --8<-- [start:fetch]
 def fetch(url: str) -> bytes:
     """Return the whole response to a GET of ``url``, waiting at every step."""
     sock = socket.socket()
@@ -38,9 +37,6 @@ def fetch(url: str) -> bytes:
         chunk = sock.recv(4096)  # Waits again; b"" means the server closed.
     sock.close()
     return response
-
-
-# --8<-- [end:fetch]
 
 
 if __name__ == "__main__":

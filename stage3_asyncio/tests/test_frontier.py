@@ -11,9 +11,12 @@ import asyncio
 import itertools
 import json
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,11 @@ import pytest
 from aiohttp import web
 
 from shared.cli.main import main
+from shared.record.report import stat_to_json
+from shared.record.stats import FetchStatistic
 from shared.testsite.server import ServerThread, make_app
 from shared.testsite.site import expected_results
+from stage3_asyncio import frontier as frontier_module
 from tests.servers import PageServer
 from tests.valkey import ValkeyServer, valkey_binary
 
@@ -274,6 +280,7 @@ def test_a_server_gone_stops_the_crawl_and_keeps_its_records(tmp_path: Path) -> 
         ["--report"],
         ["--forget"],
         ["--frontier", "redis://127.0.0.1:1/0", "--lease", "0", "http://127.0.0.1/"],
+        ["--frontier", "redis://127.0.0.1:1/0", "--max-attempts", "0", "http://127.0.0.1/"],
         ["--frontier", "redis://127.0.0.1:1/0", "--sitemaps", "http://127.0.0.1/"],
     ],
 )
@@ -310,3 +317,282 @@ def test_forget_removes_a_finished_crawl_only(frontier: str) -> None:
 def test_a_frontier_url_hides_its_password(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--frontier", "redis://:secret@127.0.0.1:1/0", "http://127.0.0.1:1/"]) == 1
     assert "secret" not in capsys.readouterr().err
+
+
+def test_a_redirect_into_this_machine_is_recorded_once_without_a_request(
+    frontier: str, pages: PageServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A PrivateAddress ends a frontier crawl's URL as it does the plain crawl's."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return real_getaddrinfo("127.0.0.1" if "public.example" in name else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)  # Names resolve to this machine.
+    root = pages.url.replace("127.0.0.1", "public.example")
+    secret = root.replace("public.example", "inside.public.example") + "secret"
+    pages.add_redirect("/", secret)
+    pages.add_page("/secret", [])
+    assert main(["-q", "--frontier", frontier, "--lenient", "--max-tries", "2", root]) == 0
+    records = {record["url"]: record for record in whole_crawl(frontier, tmp_path / "all.jsonl")}
+    assert set(records) == {root, secret}
+    # Its robots.txt comes first (the command obeys robots.txt), and is refused.
+    assert records[secret]["exception"] == (
+        "RobotsDisallowed: robots.txt unreachable (PrivateAddress: "
+        "inside.public.example is at 127.0.0.1, not a public address)"
+    )
+    assert pages.requests["/secret"] == 0
+
+
+# --- A store that loses the crawl, a URL that kills its crawler ---------------------
+
+
+class Gate:
+    """A page handler that holds each request until the test opens it.
+
+    ``arrived`` is set when a request has come; ``opened`` lets it (and any
+    later one) be answered, with ``links``.
+    """
+
+    def __init__(self, links: list[str] | None = None) -> None:
+        self.arrived, self.opened = threading.Event(), threading.Event()
+        self.links = links or []
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        self.arrived.set()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.opened.wait, DEADLINE)
+        body = "".join(f'<a href="{link}"></a>' for link in self.links)
+        return web.Response(text=body, content_type="text/html")
+
+    def wait(self) -> None:
+        """Wait until a request has come; fail after DEADLINE seconds."""
+        assert self.arrived.wait(DEADLINE), "no request came"
+
+
+def page(url: str, size: int = 0) -> FetchStatistic:
+    """Return the record of an HTML page at ``url`` with no links."""
+    return FetchStatistic(
+        url=url, next_url=None, status=200, exception=None, size=size,
+        content_type="text/html", encoding="utf-8", num_urls=0, num_new_urls=0,
+    )  # fmt: skip
+
+
+def last_line(stderr: str) -> str:
+    """Return the last line a process wrote on stderr."""
+    return stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow  # A process of its own.
+def test_a_flushed_store_stops_the_crawl_with_status_4(frontier: str, pages: PageServer) -> None:
+    gate = Gate(["/next"])
+    root = pages.add_handler("/", gate)
+    pages.add_page("/next")
+    crawler = start(frontier, root, "--max-tasks", 1)
+    gate.wait()
+    client(frontier).flushdb()  # Or a rollback, an eviction, a --forget.
+    gate.opened.set()
+    status, _, stderr = finish([crawler])[0]
+    assert status == 4, stderr
+    assert "the crawl is no longer in the frontier" in last_line(stderr), stderr
+    assert "what was recorded there is kept" not in stderr  # Nothing is, there.
+    assert pages.requests["/next"] == 0  # Its link went nowhere: the crawl stopped.
+
+
+def dump(frontier: str) -> dict[bytes, bytes]:
+    """Return a copy of every key of ``frontier``: a snapshot."""
+    keys = client(frontier)
+    return {key: keys.dump(key) for key in keys.scan_iter()}
+
+
+def restore(frontier: str, snapshot: dict[bytes, bytes]) -> None:
+    """Put the store back as it was in ``snapshot``."""
+    keys = client(frontier)
+    keys.flushdb()
+    for key, value in snapshot.items():
+        keys.restore(key, 0, value)
+
+
+@pytest.mark.slow  # A process of its own.
+def test_a_store_rolled_back_stops_the_crawl_with_status_4(
+    frontier: str, pages: PageServer
+) -> None:
+    first, second = Gate(["/a", "/b"]), Gate()
+    root = pages.add_handler("/", first)
+    pages.add_handler("/a", second)
+    pages.add_page("/b")
+    crawler = start(frontier, root, "--max-tasks", 1, "--lease", 60)
+    first.wait()
+    snapshot = dump(frontier)  # Taken while the root is fetched...
+    first.opened.set()
+    second.wait()
+    restore(frontier, snapshot)  # ...and restored once its links were sent.
+    second.opened.set()
+    status, _, stderr = finish([crawler])[0]
+    assert status == 4, stderr
+    assert "went back to an older copy" in last_line(stderr), stderr
+
+
+def run_frontier(url: str, coroutine: Callable[[Any], Any]) -> Any:
+    """Run ``coroutine(frontier)`` on a Frontier at ``url`` that joined a crawl."""
+
+    async def joined() -> Any:
+        server = frontier_module.Frontier(url)
+        try:
+            await server.join(time.time(), "test")
+            return await coroutine(server)
+        finally:
+            await server.close()
+
+    return asyncio.run(joined())
+
+
+def test_the_settings_that_can_lose_a_crawl_are_named(tmp_path: Path) -> None:
+    async def problems(server: Any) -> list[str]:
+        found: list[str] = await server.settings_problems()
+        return found
+
+    with ValkeyServer(tmp_path, appendonly=True) as valkey:
+        assert run_frontier(valkey.url(), problems) == []
+        client(valkey.url()).config_set("appendonly", "no")
+        client(valkey.url()).config_set("maxmemory-policy", "allkeys-lru")
+        found = run_frontier(valkey.url(), problems)
+        assert len(found) == 2, found
+        assert "appendonly no" in found[0] and "allkeys-lru" in found[1], found
+
+
+@pytest.mark.slow  # A process of its own.
+def test_settings_that_cannot_be_read_are_said_once(tmp_path: Path, pages: PageServer) -> None:
+    root = pages.add_page("/", ["/a"])
+    pages.add_page("/a")
+    with ValkeyServer(tmp_path) as valkey:
+        acl = ["SETUSER", "crawler", "on", ">secret", "~*", "&*", "+@all", "-config"]
+        client(valkey.url()).execute_command("ACL", *acl)
+        url = f"unix://crawler:secret@{valkey.socket}?db=0"
+        command = [sys.executable, "-m", "stage3_asyncio", "--frontier", url, root]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "cannot read the settings" in line]
+    assert len(said) == 1, done.stderr
+    assert "appendonly yes" in said[0] and "noeviction" in said[0]
+
+
+@pytest.mark.slow  # Three processes, two of them killed.
+def test_a_url_that_kills_every_crawler_is_given_up(
+    frontier: str, pages: PageServer, tmp_path: Path
+) -> None:
+    crawlers: list[subprocess.Popen[str]] = []
+
+    async def deadly(request: web.Request) -> web.StreamResponse:
+        crawlers[-1].kill()  # As a parser crash or running out of memory would.
+        return web.Response(text="<p>too late</p>", content_type="text/html")
+
+    root = pages.add_page("/", ["/deadly"])
+    pages.add_handler("/deadly", deadly)
+    options = ["--max-tasks", 1, "--lease", 0.5, "--max-attempts", 2]
+    statuses = []
+    while not statuses or statuses[-1] < 0 and len(statuses) < 4:
+        crawlers.append(start(frontier, root, *options))
+        statuses.append(finish(crawlers[-1:])[0][0])
+    assert statuses == [-signal.SIGKILL, -signal.SIGKILL, 0]
+    assert pages.requests["/deadly"] == 2  # Tried twice, then given up.
+    records = {record["url"]: record for record in whole_crawl(frontier, tmp_path / "all.jsonl")}
+    deadly_record = records[root + "deadly"]
+    assert deadly_record["status"] is None
+    assert deadly_record["exception"].startswith("GivenUp: given up after 2 leases ran out")
+
+
+def test_a_lua_error_stops_the_crawl_with_one_line(
+    frontier: str, pages: PageServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client(frontier).set("crawl:queue", "not a list")  # A key another program wrote.
+    root = pages.add_page("/")
+    assert main(["-q", "--frontier", frontier, root]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "refused a step" in err[0], err
+    assert "WRONGTYPE" in err[0], err
+
+
+@pytest.mark.slow  # A process of its own.
+def test_the_politeness_a_crawl_keeps_in_the_server_expires(
+    frontier: str, pages: PageServer, tmp_path: Path
+) -> None:
+    root = pages.add_page("/", ["/a", "/b"])
+    pages.add_page("/a")
+    pages.add_page("/b")
+    options = ["--max-per-host", 1, "--delay", 0.01, "--json", tmp_path / "a.jsonl"]
+    assert finish([start(frontier, root, *options)])[0][0] == 0
+    keys = client(frontier)
+    kept = {key.decode() for key in keys.scan_iter() if keys.pttl(key) == -1}
+    # What a finished crawl keeps for good: no entry per host but its robots.txt.
+    names = ["seen", "records", "log", "robots", "meta", "pages"]
+    assert kept <= {"crawl:" + name for name in names}, kept
+    assert len(read_jsonl(tmp_path / "a.jsonl")) == 3
+
+
+@pytest.mark.slow  # A process of its own.
+def test_a_page_recorded_by_another_process_first_is_not_counted_twice(
+    frontier: str, pages: PageServer, tmp_path: Path
+) -> None:
+    async def late(request: web.Request) -> web.StreamResponse:
+        # Another process, whose lease on this URL ran out, records it just now.
+        record = stat_to_json(page(str(request.url), size=1))
+        keys = client(frontier)
+        keys.hset("crawl:records", str(request.url), json.dumps(record))
+        keys.rpush("crawl:log", str(request.url))
+        return web.Response(text="<p>mine</p>", content_type="text/html")
+
+    root = pages.add_page("/", ["/late"])
+    pages.add_handler("/late", late)
+    assert finish([start(frontier, root, "--json", tmp_path / "a.jsonl")])[0][0] == 0
+    mine = {record["url"] for record in read_jsonl(tmp_path / "a.jsonl")}
+    assert mine == {root}  # /late is the other process's page.
+    records = whole_crawl(frontier, tmp_path / "all.jsonl")
+    assert [record["size"] for record in records if record["url"].endswith("/late")] == [1]
+
+
+@pytest.mark.slow  # A process of its own.
+def test_a_url_recorded_while_it_waited_in_the_queue_is_not_fetched(
+    frontier: str, pages: PageServer
+) -> None:
+    root, done = pages.add_page("/", ["/done"]), pages.add_page("/done")
+    keys = client(frontier)
+    # Its lease ran out and put it back in the queue; then the outcome of
+    # the process that held it arrived.
+    keys.sadd("crawl:seen", done)
+    keys.rpush("crawl:queue", f"10 0 {done}")
+    keys.hset("crawl:records", done, json.dumps(stat_to_json(page(done))))
+    keys.rpush("crawl:log", done)
+    assert finish([start(frontier, root)])[0][0] == 0
+    assert pages.requests["/done"] == 0
+
+
+@pytest.mark.slow  # A process of its own.
+def test_forget_waits_for_every_process_at_work(frontier: str, pages: PageServer) -> None:
+    gate = Gate()
+    root = pages.add_handler("/", gate)
+    crawler = start(frontier, root, "--max-tasks", 1)
+    gate.wait()
+    keys = client(frontier)
+    # Its lease ran out and another process recorded the page: nothing is
+    # queued or leased, but this process is still at work.
+    keys.delete("crawl:leases", "crawl:leased")
+    keys.hset("crawl:records", root, json.dumps(stat_to_json(page(root))))
+    keys.rpush("crawl:log", root)
+    assert main(["-q", "--frontier", frontier, "--forget"]) == 1
+    assert keys.exists("crawl:meta")
+    gate.opened.set()
+    assert finish([crawler])[0][0] == 0
+    assert main(["-q", "--frontier", frontier, "--forget"]) == 0
+    assert keys.dbsize() == 0
+
+
+def test_every_script_is_a_file_shipped_with_the_package() -> None:
+    root = Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["stage3_asyncio"]
+    shipped = {path for pattern in patterns for path in (root / "stage3_asyncio").glob(pattern)}
+    files = set((root / "stage3_asyncio" / "lua").glob("*.lua"))
+    assert files == shipped
+    assert {path.stem for path in files} == set(frontier_module.SCRIPTS)

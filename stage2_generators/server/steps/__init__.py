@@ -5,5 +5,6 @@ it starts a server on a free port, runs a few clients against it, prints
 what happened and how long it took, and stops; with ``--port N`` it serves
 on port N until Ctrl-C instead (``command.py``, their shared command line,
 is no step).  In order: ``accept``, ``buffered``, ``drain``, ``idle``,
-``lock``.
+``lock``; then ``llhttp``, which the chapter shows after the finished
+server: the test site over HTTP, parsed in C.
 """

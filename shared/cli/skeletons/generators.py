@@ -1,0 +1,83 @@
+"""A crawler of my own, in the shape of stage 2: generator coroutines on stage 2's loop.
+
+Each method that raises NotImplementedError is mine to write; its message
+names the section of the tutorial that teaches it.  ``pytest PACKAGE``
+grades the package level by level (docs/build-your-own.md).  Level 1 (one
+page) needs ``add_url``, ``crawl``, ``work``, ``fetch`` and ``request`` in
+their simplest form; the later levels ask more of the same methods.
+
+The loop, tasks and queue are stage 2's (``stage2_generators``), as the
+chapter builds them; a coroutine here is a generator that ``yield from``s
+them.  What every stage shares is already here, from ``CrawlerBase``
+(shared/crawl/crawling.py): the options, ``url_allowed``, ``seen_urls``,
+``done``, ``add_roots()``, ``record_statistic()``, ``record_crash()``, and
+``handle_response()``, which records an answer and queues its new links.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator, Iterable
+from typing import Any
+
+from shared.crawl.crawling import CrawlerBase
+from stage2_generators import loop as event_loop
+from stage2_generators.queues import Queue
+
+LOGGER = logging.getLogger(__name__.partition(".")[0])  # Named after the package.
+Coroutine = Generator[Any, None, Any]
+
+
+class Crawler(CrawlerBase):
+    """Crawl the web from ``roots`` with a queue and ``max_tasks`` worker tasks."""
+
+    logger = LOGGER
+
+    def __init__(self, roots: str | Iterable[str], **options: Any) -> None:
+        super().__init__(roots, **options)
+        self.q: Queue[tuple[str, int]] = Queue()
+
+    def add_url(self, url: str, max_redirect: int | None = None) -> None:
+        """Mark ``url`` seen and queue it with its redirect budget (default: max_redirect)."""
+        raise NotImplementedError("add_url: see docs/coroutines.md#the-queue-crawler")
+
+    def crawl(self) -> Coroutine:
+        """Start the workers (create_task), queue the roots, wait for the queue (join)."""
+        raise NotImplementedError("crawl: see docs/coroutines.md#the-queue-crawler")
+
+    def work(self) -> Coroutine:
+        """Take URLs from the queue and fetch each, until cancelled."""
+        raise NotImplementedError("work: see docs/coroutines.md#a-queue-and-workers")
+
+    def fetch(self, url: str, max_redirect: int) -> Coroutine:
+        """Fetch ``url``, trying again after a network failure; record what came of it.
+
+        ``self.handle_response(url, max_redirect, response)`` records an
+        answer and queues its links; ``shared.record.stats.failure(url, error)`` is
+        the record of a URL that failed.
+        """
+        raise NotImplementedError("fetch: see docs/coroutines.md#the-crawler")
+
+    def request(self, url: str) -> Coroutine:
+        """GET ``url`` once over a non-blocking socket; return a ``shared.web.http.Response``.
+
+        ``shared.web.http`` builds the request (``build_request``) and parses
+        the answer (``ResponseParser``).
+        """
+        raise NotImplementedError(
+            "request: see docs/coroutines.md#sockets-try-first-wait-only-if-needed"
+        )
+
+
+def run(crawler: Crawler) -> Crawler:
+    """Run ``crawler`` to completion on a new event loop of stage 2."""
+    try:
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder)
+    finally:
+        crawler.stopped()  # Notes the end; with trace=FILE, writes the trace.
+    return crawler
+
+
+def crawl(roots: str | Iterable[str], **options: Any) -> Crawler:
+    """Crawl from ``roots`` to completion and return the finished Crawler."""
+    return run(Crawler(roots, **options))

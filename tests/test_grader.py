@@ -1,0 +1,232 @@
+"""The grader, tested against crawlers that are wrong on purpose.
+
+``tests/broken/`` holds stages with one realistic bug each.  One pytest
+run grades them all (each stops at its first failing level, as a reader's
+package does); each must pass every level below its bug and fail at the
+bug's level with its hint.  A skeleton fresh from ``crawl-new`` must fail
+level 1 with hints, not tracebacks.  And the data the hints come from is
+checked: every acceptance test has a level, and every section a level, a
+hint or a skeleton names exists in the docs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown.extensions.toc import slugify
+
+from shared.cli import new
+from tests.acceptance import AcceptanceTests, TaskGroupTests
+from tests.grading import LEVELS, TOP
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN = sorted(path.stem for path in (ROOT / "tests" / "broken").glob("[a-z]*.py"))
+SECTION = re.compile(r"^=+ grade: (?P<label>\S+) =+$", re.MULTILINE)
+DOCS_LINK = re.compile(r"docs/(?P<page>[\w-]+\.md)#(?P<anchor>[\w-]+)")
+GRADE_RUN = 900  # Seconds the grading of every broken crawler may take on a busy machine.
+
+
+def run_pytest(args: list[str], cwd: Path, pythonpath: list[Path]) -> str:
+    """Run pytest in a subprocess and return what it printed."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, pythonpath)), "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GRADE_RUN,
+    )
+    return done.stdout + done.stderr
+
+
+def sections(output: str) -> dict[str, list[str]]:
+    """Return the lines of each grade section of pytest's output, by label."""
+    found: dict[str, list[str]] = {}
+    matches = list(SECTION.finditer(output))
+    assert matches, f"no grade in pytest's output:\n{output}"
+    for match, after in zip(matches, [*matches[1:], None], strict=True):
+        text = output[match.end() : after.start() if after else len(output)]
+        body = text.split("\n=")[0]  # Up to pytest's closing line.
+        found[match["label"]] = [line.strip() for line in body.strip().splitlines()]
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded() -> dict[str, list[str]]:
+    """Grade every broken crawler in one pytest run (slow tests left out)."""
+    files = [f"tests/broken/{name}.py" for name in BROKEN]
+    return sections(run_pytest([*files, "-m", "not slow", "-q"], ROOT, [ROOT]))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("grader")  # The fixture runs once, on one worker.
+@pytest.mark.timeout(GRADE_RUN + 60)
+@pytest.mark.parametrize("name", BROKEN)
+def test_a_broken_crawler_fails_at_its_level_with_its_hint(
+    graded: dict[str, list[str]], name: str
+) -> None:
+    broken = importlib.import_module(f"tests.broken.{name}")
+    lines = graded[f"tests/broken/{name}.py"]
+    level = broken.LEVEL
+    assert lines[0] == f"level {TOP} of {TOP}: passed {level - 1}, failed at {level}"
+    assert broken.HINT in lines, "\n".join(lines)
+
+
+def test_there_are_broken_crawlers_for_several_levels() -> None:
+    levels = {importlib.import_module(f"tests.broken.{name}").LEVEL for name in BROKEN}
+    assert len(BROKEN) >= 8 and levels >= {2, 3, 4, 5}
+
+
+@pytest.mark.slow
+def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
+    for shape in new.SHAPES:  # One package of each shape, graded in one run.
+        made = new.make_package(f"mine_{shape}", shape, tmp_path)
+        assert {path.relative_to(tmp_path).as_posix() for path in made} == {
+            f"mine_{shape}/{file}"
+            for file in [
+                "__init__.py",
+                "crawler.py",
+                "tests/__init__.py",
+                "tests/test_acceptance.py",
+            ]
+        }
+    # Outside the repository, the root conftest.py (its fixtures and the
+    # grader) comes in as a plugin; in it, pytest finds it on its own.
+    packages = [f"mine_{shape}" for shape in new.SHAPES]
+    output = run_pytest(["-p", "conftest", *packages, "--level", "1"], tmp_path, [ROOT, tmp_path])
+    assert "Traceback" not in output
+    hint = re.compile(r"^test_\w+.*: rule docs/contract\.md#[\w-]+; read docs/[\w-]+\.md#[\w-]+$")
+    for package in packages:
+        lines = sections(output)[package]
+        assert lines[0] == f"level 1 of {TOP}: passed 0, failed at 1", output
+        assert any(hint.match(line) for line in lines)
+        assert any(line.startswith("NotImplementedError: ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("1st", "not a valid Python package name"),
+        ("class", "not a valid Python package name"),
+        ("stage2_generators", "would shadow this repository's own package"),
+        ("tests", "would shadow this repository's own package"),
+        ("json", "would shadow the module json"),
+        ("aiohttp", "would shadow the module aiohttp"),
+        ("taken", "exists already"),
+    ],
+)
+def test_crawl_new_refuses_a_bad_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    name: str, why: str,
+) -> None:  # fmt: skip
+    (tmp_path / "taken").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert new.main([name]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and why in err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["taken"]
+
+
+def test_crawl_new_makes_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert new.main(["mine", "--like", "callbacks"]) == 0
+    out = capsys.readouterr().out
+    assert "made mine/crawler.py" in out and "next: pytest mine --level 1" in out
+    crawler = (tmp_path / "mine" / "crawler.py").read_text()
+    assert crawler == (ROOT / "shared" / "cli" / "skeletons" / "callbacks.py").read_text()
+    stage_tests = (ROOT / "stage1_callbacks" / "tests" / "test_acceptance.py").read_text()
+    mine = (tmp_path / "mine" / "tests" / "test_acceptance.py").read_text()
+    assert mine.replace("mine", "stage1_callbacks") == stage_tests.replace(
+        "Stage 1", "stage1_callbacks"
+    )
+
+
+# --- The data of the hints -----------------------------------------------------
+
+
+def acceptance_tests() -> list[tuple[str, Callable[..., Any]]]:
+    """Return every test function of the acceptance suite, by name."""
+    found = {}
+    for cls in (AcceptanceTests, TaskGroupTests):
+        for name, function in inspect.getmembers(cls, inspect.isfunction):
+            if name.startswith("test_"):
+                found[name] = function
+    return sorted(found.items())
+
+
+def levels_of(function: object) -> list[pytest.Mark]:
+    """Return the level marks of a test function."""
+    marks = getattr(function, "pytestmark", [])
+    return [mark for mark in marks if mark.name == "level"]
+
+
+def test_every_acceptance_test_has_one_level() -> None:
+    unmarked = [name for name, function in acceptance_tests() if len(levels_of(function)) != 1]
+    assert unmarked == []
+    used = {levels_of(function)[0].args[0] for _, function in acceptance_tests()}
+    assert used == {level.number for level in LEVELS}
+
+
+# The options the chapters introduce at a level: no test below it may pass one.
+INTRODUCED = {
+    5: ["obey_robots", "delay=", "max_per_host", "max_pages", "max_depth", "user_agent"],
+    7: ["sitemaps=", "since=", "max_retry_after"],
+}
+
+
+def test_a_level_passes_only_options_its_chapters_introduced() -> None:
+    early = [
+        f"{name} (level {levels_of(function)[0].args[0]}): {option}"
+        for name, function in acceptance_tests()
+        for introduced, options in INTRODUCED.items()
+        for option in options
+        if levels_of(function)[0].args[0] < introduced and option in inspect.getsource(function)
+    ]
+    assert early == []
+
+
+def anchors(page: Path) -> set[str]:
+    """Return the anchors of a docs page's headings, as mkdocs makes them."""
+    found = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^#{1,6} (?P<text>.+?)(?: \{ #(?P<id>[\w-]+) \})?$", line)
+        if heading:
+            text = heading["text"].replace("`", "")
+            found.add(heading["id"] or slugify(text, "-"))
+    return found
+
+
+def sections_named() -> set[tuple[str, str]]:
+    """Return every docs section a level, a hint, a broken crawler or a skeleton names."""
+    named = {tuple(level.chapter.split("#")) for level in LEVELS}
+    for _, function in acceptance_tests():
+        (mark,) = levels_of(function)
+        named.add(("contract.md", mark.kwargs["rule"]))
+        named.add(tuple(mark.kwargs["chapter"].split("#")))
+    texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
+    texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
+    for text in texts:
+        named |= {(match["page"], match["anchor"]) for match in DOCS_LINK.finditer(text)}
+    return {(str(page), str(anchor)) for page, anchor in named}
+
+
+def test_every_section_a_hint_names_exists() -> None:
+    missing = [
+        f"{page}#{anchor}"
+        for page, anchor in sorted(sections_named())
+        if anchor not in anchors(ROOT / "docs" / page)
+    ]
+    assert missing == []
+    assert ("asyncio.md", "the-queue-and-the-workers") in sections_named()  # It reads the data.
