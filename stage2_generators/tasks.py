@@ -56,7 +56,10 @@ class Task(Future):
     # Never both, never neither: so a task is never lost, and never runs two
     # steps at once.
 
-    __slots__ = ("_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested", "_name")
+    # __weakref__: the loop holds its tasks in a WeakSet.
+    __slots__ = (
+        "_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested", "_name", "__weakref__",
+    )  # fmt: skip
 
     def __init__(
         self, coro: Coroutine, *, loop: EventLoop | None = None, name: str | None = None
@@ -70,7 +73,7 @@ class Task(Future):
         self._must_cancel = False  # Throw CancelledError in at the next step.
         self._num_cancels_requested = 0  # See cancelling() and uncancel().
         self._loop.call_soon(self._step)
-        self._loop._tasks.add(self)  # Until it is done; see all_tasks().
+        self._loop._tasks.add(self)  # Until it is done (weakly); see all_tasks().
 
     # --8<-- [start:step]
     def _step(self, exc: BaseException | None = None) -> None:
