@@ -161,9 +161,11 @@ class Trace:
 
     def write(self, path: str | Path) -> None:
         """Write the trace to ``path`` in the Trace Event Format.  Raises OSError."""
-        lines = ",\n".join(self.event_lines())
-        text = f'{{"traceEvents": [\n{lines}\n], "displayTimeUnit": "ms"}}\n'
-        Path(path).write_text(text, encoding="utf-8")
+        lines = self.event_lines()
+        with open(path, "w", encoding="utf-8") as file:
+            file.write('{"traceEvents": [\n')
+            file.write(",\n".join(lines))
+            file.write('\n], "displayTimeUnit": "ms"}\n')
 
     def events(self) -> list[dict[str, Any]]:
         """Return the trace's events, as ``write`` writes them."""
@@ -285,16 +287,17 @@ def fetch_lines(lines: list[str], fetch: Fetch, tid: int, stop: float, t0: float
     url = encode_basestring(fetch.url)
     tail = f', "pid": {PID}, "tid": {tid}, "args": {{"url": {url}}}}}'
     path = encode_basestring("/" + fetch.url.split("/", 3)[-1])
-    ts = micro(fetch.start, t0)
-    lines.append(f'{{"name": {path}, "cat": "fetch", "ph": "X", "ts": {ts}, '
-                 f'"dur": {max(micro(end, t0) - ts, 0)}{tail}')  # fmt: skip
+    # Durations are never negative: perf_counter() does not go back.
+    ts = round((fetch.start - t0) * 1e6)
+    dur = round((end - t0) * 1e6) - ts
+    lines.append(f'{{"name": {path}, "cat": "fetch", "ph": "X", "ts": {ts}, "dur": {dur}{tail}')
     marks = fetch.marks
     last = len(marks) - 2
     for n in range(0, len(marks), 2):
         name = marks[n]
         if name is not None:
-            ts = micro(marks[n + 1], t0)
-            dur = max(micro(marks[n + 3] if n < last else end, t0) - ts, 0)
+            ts = round((marks[n + 1] - t0) * 1e6)
+            dur = round(((marks[n + 3] if n < last else end) - t0) * 1e6) - ts
             lines.append(f'{PHASE_HEADS[name]}{ts}, "dur": {dur}{tail}')
 
 
@@ -305,8 +308,8 @@ def loop_lines(lines: list[str], events: array.array[float], tid: int, t0: float
     tail = f', "pid": {PID}, "tid": {tid}, "args": '
     numbers = iter(events)  # Start, end, events; again and again.
     for start, end, count in zip(numbers, numbers, numbers, strict=True):
-        ts = micro(start, t0)
-        dur = max(micro(end, t0) - ts, 0)
+        ts = round((start - t0) * 1e6)
+        dur = round((end - t0) * 1e6) - ts
         if count < 0:
             lines.append(f'{run}{ts}, "dur": {dur}{tail}{{}}}}')
         else:
@@ -321,9 +324,9 @@ def counter_lines(lines: list[str], counters: array.array[float], t0: float) -> 
     in_flight = 0
     numbers = iter(counters)  # Time, URLs queued, change in flight; again...
     for now, waiting, change in zip(numbers, numbers, numbers, strict=True):
-        ts = micro(now, t0)
+        ts = round((now - t0) * 1e6)
         in_flight += int(change)
-        lines.append(f"{queued}{ts}{tail}{max(int(waiting), 0)}}}}}")
+        lines.append(f"{queued}{ts}{tail}{int(waiting) if waiting > 0 else 0}}}}}")
         lines.append(f"{flying}{ts}{tail}{in_flight}}}}}")
 
 
