@@ -42,7 +42,7 @@ from stage2_generators import loop as event_loop
 from stage2_generators.locks import Semaphore
 from stage2_generators.queues import Queue
 from stage2_generators.taskgroups import TaskGroup, run_in_group
-from stage2_generators.tasks import Task, create_task, current_task, sleep, wait_for
+from stage2_generators.tasks import Task, create_task, current_task, shield, sleep, wait_for
 from stage2_generators.tls import start_tls
 
 LOGGER = logging.getLogger("stage2_generators")
@@ -79,9 +79,14 @@ class Crawler(CrawlerBase):
         """Run the crawl until every queued URL is done.
 
         The workers run in a task group, so none outlives the crawl, and
-        a worker that dies of a bug ends the crawl with that error.
+        a worker that dies of a bug ends the crawl with that error.  A
+        robots.txt fetch that a stopped crawl leaves running is cancelled.
         """
-        yield from run_in_group(self.crawl_in)
+        try:
+            yield from run_in_group(self.crawl_in)
+        finally:
+            for fetch in self.robots_fetches.values():
+                fetch.cancel()  # Shielded: left running if the crawl was stopped.
 
     def crawl_in(self, group: TaskGroup) -> Coroutine:
         """Start the workers in ``group``, wait for the queue, stop them."""
@@ -189,13 +194,15 @@ class Crawler(CrawlerBase):
         """Learn the robots.txt rules of ``url``'s host, fetching them only once.
 
         The first worker to need them starts a task that fetches them; every
-        worker that needs them meanwhile waits for that same task.
+        worker that needs them meanwhile waits for that same task, through
+        ``shield``: a worker cancelled while it waits must not cancel the
+        fetch that the others wait for too.
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
             fetch = create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
             self.robots_fetches[host.origin] = fetch
-        host.rules = yield from self.robots_fetches[host.origin]
+        host.rules = yield from shield(self.robots_fetches[host.origin])
 
     def fetch_robots(self, host: Host) -> Coroutine:
         """Fetch a host's robots.txt (following redirects) and return its rules."""

@@ -136,4 +136,4 @@ def default_exception_handler(context: dict[str, Any]) -> None:
     lines += [f"{key}: {value!r}" for key, value in context.items() if key not in _SHOWN]
     error = context.get("exception")
     exc_info = (type(error), error, error.__traceback__) if error is not None else None
-    LOGGER.error("%s", "\n".join(lines), exc_info=exc_info)
+    LOGGER.error("\n".join(lines), exc_info=exc_info)  # No arguments: never %-formatted.

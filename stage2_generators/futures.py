@@ -20,6 +20,7 @@ comes last, under a heading that says so.
 
 from __future__ import annotations
 
+import reprlib
 import types
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ class Future:
         "_exception",
         "_exception_tb",
         "_cancel_message",
+        "_cancelled_exc",
         "_callbacks",
         "_blocking",
         "_log_traceback",
@@ -83,6 +85,9 @@ class Future:
         # The exception's own traceback, kept for result().
         self._exception_tb: types.TracebackType | None = None
         self._cancel_message: str | None = None
+        # The CancelledError that stopped a task: raised again, so that its
+        # traceback shows where the coroutine was interrupted.
+        self._cancelled_exc: CancelledError | None = None
         # A tuple: most futures get one done callback or none, and the empty
         # tuple costs no memory at all.
         self._callbacks: tuple[Callable[[Future], object], ...] = ()
@@ -115,7 +120,9 @@ class Future:
         if isinstance(exception, type):
             exception = exception()
         if isinstance(exception, StopIteration):
-            raise TypeError("StopIteration interacts badly with generators and cannot be set")
+            raise TypeError(
+                "StopIteration interacts badly with generators and cannot be raised into a Future"
+            )
         self._exception = exception
         self._exception_tb = exception.__traceback__
         self._log_traceback = True  # Until someone retrieves it; see __del__.
@@ -125,8 +132,10 @@ class Future:
     def cancel(self, msg: str | None = None) -> bool:
         """Cancel the future and schedule its callbacks.
 
-        Return False, and change nothing, when it is done already.
+        Return False when it is done already.  Either way an exception it
+        holds counts as retrieved: whoever cancels no longer wants it.
         """
+        self._log_traceback = False
         if self._state != PENDING:
             return False
         self._state = CANCELLED
@@ -182,7 +191,13 @@ class Future:
         return InvalidStateError("Result is not ready.")
 
     def _make_cancelled_error(self) -> CancelledError:
-        """Return the CancelledError to raise, with the message given to cancel()."""
+        """Return the CancelledError to raise, with the message given to cancel().
+
+        The first time, that is the error which stopped the task, if any.
+        """
+        if self._cancelled_exc is not None:
+            error, self._cancelled_exc = self._cancelled_exc, None
+            return error
         if self._cancel_message is None:
             return CancelledError()
         return CancelledError(self._cancel_message)
@@ -232,17 +247,35 @@ class Future:
     # Everything below is here so that the names match asyncio.Future; none
     # of it is needed to follow how a coroutine waits for a future.
 
+    @reprlib.recursive_repr()  # A task may wait on a future that waits on it.
     def __repr__(self) -> str:
-        info = self._state.lower()
+        return f"<{type(self).__name__} {' '.join(self._repr_info())}>"
+
+    def _repr_info(self) -> list[str]:
+        """Return the parts of the repr, as asyncio's: state, outcome, callbacks."""
+        info = [self._state.lower()]
         if self._exception is not None:
-            info += f" exception={self._exception!r}"
+            info.append(f"exception={self._exception!r}")
         elif self._state == FINISHED:
-            info += f" result={self._result!r}"
-        return f"<{type(self).__name__} {info}>"
+            info.append(f"result={reprlib.repr(self._result)}")
+        if self._callbacks:
+            names = [f"{getattr(cb, '__qualname__', repr(cb))}()" for cb in self._callbacks]
+            if len(names) > 2:
+                names[1:-1] = [f"<{len(names) - 2} more>"]
+            info.append(f"cb=[{', '.join(names)}]")
+        return info
 
     def get_loop(self) -> EventLoop:
-        """Return the loop the future belongs to."""
+        """Return the loop the future belongs to.
+
+        Raises RuntimeError if a subclass did not call Future.__init__.
+        """
+        if not hasattr(self, "_loop"):
+            raise RuntimeError("Future object is not initialized.")
         return self._loop
+
+    # Future[str], as in asyncio: a types.GenericAlias.
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
 
     def remove_done_callback(self, fn: Callable[[Future], object]) -> int:
         """Forget every registration of ``fn``; return how many there were."""
@@ -252,3 +285,15 @@ class Future:
         removed = len(self._callbacks) - len(kept)
         self._callbacks = kept
         return removed
+
+
+def isfuture(obj: object) -> bool:
+    """Tell whether ``obj`` is a future: a Future, or an object that acts as one.
+
+    As asyncio, that is an instance whose class has the attribute
+    ``_asyncio_future_blocking`` set to something other than None.
+    """
+    return isinstance(obj, Future) or (
+        hasattr(type(obj), "_asyncio_future_blocking")
+        and getattr(obj, "_asyncio_future_blocking", None) is not None
+    )

@@ -37,8 +37,7 @@ class Lock:
         self._waiters: collections.deque[Future] = collections.deque()
 
     def __repr__(self) -> str:
-        state = "locked" if self._locked else "unlocked"
-        return f"<{type(self).__name__} [{state}, waiters:{len(self._waiters)}]>"
+        return _repr(self, "locked" if self._locked else "unlocked")
 
     def locked(self) -> bool:
         """Tell whether some coroutine holds the lock."""
@@ -95,8 +94,7 @@ class Event:
         self._waiters: collections.deque[Future] = collections.deque()
 
     def __repr__(self) -> str:
-        state = "set" if self._value else "unset"
-        return f"<{type(self).__name__} [{state}, waiters:{len(self._waiters)}]>"
+        return _repr(self, "set" if self._value else "unset")
 
     def is_set(self) -> bool:
         """Tell whether the flag is set."""
@@ -142,7 +140,7 @@ class Semaphore:
         self._waiters: collections.deque[Future] = collections.deque()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} [value:{self._value}, waiters:{len(self._waiters)}]>"
+        return _repr(self, "locked" if self.locked() else f"unlocked, value:{self._value}")
 
     def locked(self) -> bool:
         """Tell whether acquire() would have to wait."""
@@ -189,3 +187,10 @@ class Semaphore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.release()
+
+
+def _repr(primitive: Lock | Event | Semaphore, state: str) -> str:
+    """Return a repr as asyncio's: ``<Lock object at 0x... [locked, waiters:1]>``."""
+    waiters = len(primitive._waiters)
+    extra = f"{state}, waiters:{waiters}" if waiters else state
+    return f"{object.__repr__(primitive)[:-1]} [{extra}]>"

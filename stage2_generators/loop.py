@@ -14,7 +14,8 @@ rather than stage 1's ``register``), so that stage 3 only swaps it for the
 real one.
 
 Left out compared with asyncio: ``call_soon_threadsafe`` and everything else
-that other threads or signals would need (there is no self-pipe), transports
+that other threads or signals would need (the one self-pipe is ``run``'s, for
+Ctrl+C), transports
 and protocols, ``getaddrinfo`` in a thread pool, subprocesses, async
 generators' shutdown, and debug mode.  One thing is added: when nothing is
 ready, no timer is set and no socket is watched, ``run_forever`` raises
@@ -30,13 +31,18 @@ memory-saving ``recv``), come last under headings that say so.
 from __future__ import annotations
 
 import collections
+import contextlib
 import heapq
 import selectors
+import signal
 import socket
 import ssl
+import sys
+import threading
 import time
 import types
-from collections.abc import Callable, Generator
+import weakref
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from shared.record.trace import NO_TRACE, Trace
@@ -48,7 +54,7 @@ from stage2_generators.events import (
     default_exception_handler,
     get_running_loop,
 )
-from stage2_generators.futures import Future
+from stage2_generators.futures import CancelledError, Future
 from stage2_generators.tasks import Coroutine, Task, all_tasks, ensure_future, gather
 
 __all__ = ["EventLoop", "get_running_loop", "run"]
@@ -74,9 +80,13 @@ class EventLoop:
         self._running = False
         self._closed = False
         self._exception_handler: Callable[[EventLoop, dict[str, Any]], object] | None = None
-        self._tasks: set[Task] = set()  # The tasks not done yet, for all_tasks().
+        # The tasks not done yet, for all_tasks(), held weakly as asyncio holds
+        # them: a task that nothing else refers to (waiting on a future that
+        # nobody keeps) is freed, and Task.__del__ reports it.
+        self._tasks: weakref.WeakSet[Task] = weakref.WeakSet()
         self._current_task: Task | None = None  # The task taking a step, if any.
         self._tasks_made = 0  # For the default task names: Task-1, Task-2...
+        self._internal_fds = 0  # Sockets watched for run()'s Ctrl+C: no task waits on them.
 
     # --8<-- [start:schedule]
     def call_soon(self, callback: Callable[..., object], *args: Any) -> Handle:
@@ -145,7 +155,7 @@ class EventLoop:
         if self._scheduled:
             delay = self._scheduled[0]._when - self.time()
             return min(max(delay, 0), MAXIMUM_SELECT_TIMEOUT)
-        if not self._selector.get_map():
+        if len(self._selector.get_map()) <= self._internal_fds:
             raise RuntimeError(
                 "the event loop has nothing to wait for: no callback is ready, "
                 "no timer is set and no socket is watched (every task is stuck)"
@@ -272,8 +282,13 @@ class EventLoop:
             old.cancel()
         return handle
 
-    def _remove_handle(self, fd: int | socket.socket, event: int) -> bool:
-        """Unregister the handle for ``event`` on ``fd``; False if there was none."""
+    def _remove_handle(
+        self, fd: int | socket.socket, event: int, only: Handle | None = None
+    ) -> bool:
+        """Unregister the handle for ``event`` on ``fd``; False if there was none.
+
+        With ``only``, unregister it only if it is that handle: False if another.
+        """
         if self._closed:
             return False
         try:
@@ -285,7 +300,7 @@ class EventLoop:
             old, handles = reader, (None, writer)
         else:
             old, handles = writer, (reader, None)
-        if old is None:
+        if old is None or (only is not None and old is not only):
             return False
         if key.events == event:
             self._selector.unregister(fd)
@@ -302,15 +317,17 @@ class EventLoop:
         """Wait until ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
 
         The chapter's read() in general form: register a future with the
-        selector, yield from it, and unregister, also when cancelled.
+        selector, yield from it, and unregister, also when cancelled.  Only
+        our own handle is removed: if another replaced it meanwhile (the
+        number of a closed socket is soon another socket's), it stays.
         """
         fd = sock.fileno()
         future = self.create_future()
-        self._add_handle(fd, event, Handle(_wake, (future,), self))
+        handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
         try:
             yield from future
         finally:
-            self._remove_handle(fd, event)
+            self._remove_handle(fd, event, only=handle)
 
     @types.coroutine
     def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
@@ -318,8 +335,10 @@ class EventLoop:
         try:
             sock.connect(address)
             return
-        except BlockingIOError:
-            pass  # The kernel goes on connecting: wait for it (outside the except).
+        except (BlockingIOError, InterruptedError):
+            # The kernel goes on connecting (also when a signal interrupted
+            # the call): wait for it, outside the except.
+            pass
         yield from self._wait_ready(sock, selectors.EVENT_WRITE)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:
@@ -494,10 +513,12 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
 
     Whatever ``main`` left running is cancelled and allowed to clean up
     first (close its sockets), as ``asyncio.run`` does, also when ``main``
-    raised or Ctrl+C interrupted it.  Raises RuntimeError when called while
-    a loop runs in this thread, ValueError if ``main`` is no coroutine (a
-    generator counts as one, as in the chapter); else returns or raises what
-    ``main`` does.  ``recorder`` notes what the loop does (shared/record/trace.py).
+    raised or Ctrl+C interrupted it.  Ctrl+C cancels ``main`` (see
+    ``_ctrl_c_cancels``), and KeyboardInterrupt comes out once it has
+    cleaned up.  Raises RuntimeError when called while a loop runs in this
+    thread, ValueError if ``main`` is no coroutine (a generator counts as
+    one, as in the chapter); else returns or raises what ``main`` does.
+    ``recorder`` notes what the loop does (shared/record/trace.py).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
@@ -505,30 +526,97 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
         raise ValueError(f"a coroutine was expected, got {main!r}")
     loop = EventLoop(recorder)
     try:
-        return loop.run_until_complete(main)
+        task = loop.create_task(main)
+        with _ctrl_c_cancels(task) as presses:
+            try:
+                return loop.run_until_complete(task)
+            except CancelledError:
+                if presses and task.uncancel() == 0:  # Cancelled by Ctrl+C alone.
+                    raise KeyboardInterrupt from None
+                raise
     finally:
         try:
-            _cancel_all_tasks(loop)
+            _cancel_all_tasks(loop, sys.exception())
         finally:
             loop.close()
 
 
-def _cancel_all_tasks(loop: EventLoop) -> None:
-    """Cancel every task of ``loop`` that is not done and run until they are."""
+def _cancel_all_tasks(loop: EventLoop, leaving: BaseException | None = None) -> None:
+    """Cancel every task of ``loop`` that is not done and run until they are.
+
+    ``leaving`` is the error on its way out of run(), if any.  A task that
+    raises that same error again (a TaskGroup passes on its child's
+    KeyboardInterrupt) reports nothing new, and the others still finish.
+    """
     tasks = all_tasks(loop)
     if not tasks:
         return
     for task in tasks:
         task.cancel()
-    loop.run_until_complete(gather(*tasks, return_exceptions=True))
+    everything = gather(*tasks, return_exceptions=True)
+    while not everything.done():
+        try:
+            loop.run_until_complete(everything)
+        except (KeyboardInterrupt, SystemExit) as error:
+            if error is not leaving:
+                raise
     for task in tasks:
-        if not task.cancelled() and task.exception() is not None:
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None and failure is not leaving:
             message = "unhandled exception during run() shutdown"
-            context = {"message": message, "exception": task.exception(), "task": task}
+            context = {"message": message, "exception": failure, "task": task}
             loop.call_exception_handler(context)
 
 
 # --8<-- [end:run_main]
+
+
+# --- Ctrl+C -----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(task: Task) -> Iterator[list[int]]:
+    """Make Ctrl+C cancel ``task`` within the block; yield the list of presses.
+
+    Python's own handler raises KeyboardInterrupt at whatever line runs
+    when the signal comes.  In the loop that may be between taking a
+    callback from the ready queue and calling it: the task it would have
+    woken then never runs again, not even to be cancelled, and run() waits
+    for it for good.  So, as asyncio.run does, the first Ctrl+C only
+    schedules ``task.cancel`` and sends a byte on a socket pair that the
+    loop watches, so that select() returns at once (the "self-pipe"); a
+    second one raises KeyboardInterrupt where it lands.  Nothing changes
+    outside the main thread, or when SIGINT has another handler than
+    Python's (ignored, say, as in a background job).
+    """
+    presses: list[int] = []
+    main_thread = threading.current_thread() is threading.main_thread()
+    if not main_thread or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield presses
+        return
+    loop = task.get_loop()
+    wake_here, wake_there = socket.socketpair()
+    wake_there.setblocking(False)
+    loop.add_reader(wake_here, wake_here.recv, 512)  # Only the waking counts.
+    loop._internal_fds += 1
+
+    def on_sigint(signum: int, frame: object) -> None:
+        presses.append(signum)
+        if len(presses) > 1 or task.done():
+            raise KeyboardInterrupt
+        loop.call_soon(task.cancel)
+        with contextlib.suppress(OSError):  # Full: select() returns anyway.
+            wake_there.send(b"\0")
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield presses
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        loop.remove_reader(wake_here)
+        loop._internal_fds -= 1
+        wake_here.close()
+        wake_there.close()
 
 
 # --- performance plumbing (memory) ----------------------------------------

@@ -56,9 +56,6 @@ class Queue(Generic[T]):
         self._finished.set()
         self._is_shutdown = False  # See shutdown().
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} maxsize={self._maxsize} qsize={self.qsize()}>"
-
     @property
     def maxsize(self) -> int:
         """The most items the queue holds; 0 for no limit."""
@@ -165,6 +162,32 @@ class Queue(Generic[T]):
                 waiter = waiters.popleft()
                 if not waiter.done():
                     waiter.set_result(None)
+
+    # --- asyncio compatibility ------------------------------------------
+    # asyncio's repr and str, and Queue[int] as a types.GenericAlias.
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} at {id(self):#x} {self._format()}>"
+
+    def __str__(self) -> str:
+        return f"<{type(self).__name__} {self._format()}>"
+
+    def _format(self) -> str:
+        """Describe the queue as asyncio does: size limit, items, waiters."""
+        result = f"maxsize={self._maxsize!r}"
+        if self._queue:
+            result += f" _queue={list(self._queue)!r}"
+        if self._getters:
+            result += f" _getters[{len(self._getters)}]"
+        if self._putters:
+            result += f" _putters[{len(self._putters)}]"
+        if self._unfinished_tasks:
+            result += f" tasks={self._unfinished_tasks}"
+        if self._is_shutdown:
+            result += " shutdown"
+        return result
+
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
 
 
 def _wait_in_line(

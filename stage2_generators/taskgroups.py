@@ -63,7 +63,7 @@ class TaskGroup:
             raise RuntimeError(f"{self!r} has already been entered")
         self._parent_task = current_task()
         if self._parent_task is None:
-            raise RuntimeError(f"{self!r} must be entered inside a task")
+            raise RuntimeError(f"TaskGroup {self!r} cannot determine the parent task")
         self._entered = True
         return self
 

@@ -25,12 +25,20 @@ asyncio's task API comes last, under a heading that says so.
 from __future__ import annotations
 
 import collections.abc
+import inspect
+import math
 import types
 from collections.abc import Awaitable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from stage2_generators.events import get_running_loop
-from stage2_generators.futures import PENDING, CancelledError, Future, InvalidStateError
+from stage2_generators.futures import (
+    PENDING,
+    CancelledError,
+    Future,
+    InvalidStateError,
+    isfuture,
+)
 
 if TYPE_CHECKING:
     from stage2_generators.loop import EventLoop
@@ -48,13 +56,16 @@ class Task(Future):
     # Never both, never neither: so a task is never lost, and never runs two
     # steps at once.
 
-    __slots__ = ("_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested", "_name")
+    # __weakref__: the loop holds its tasks in a WeakSet.
+    __slots__ = (
+        "_coro", "_fut_waiter", "_must_cancel", "_num_cancels_requested", "_name", "__weakref__",
+    )  # fmt: skip
 
     def __init__(
         self, coro: Coroutine, *, loop: EventLoop | None = None, name: str | None = None
     ) -> None:
-        if not isinstance(coro, (types.GeneratorType, types.CoroutineType)):
-            raise TypeError(f"a coroutine or generator was expected, got {coro!r}")
+        if not iscoroutine(coro):
+            raise TypeError(f"a coroutine was expected, got {coro!r}")
         super().__init__(loop=loop)
         self._coro = coro
         self._name = self._loop._task_name(name)
@@ -62,7 +73,7 @@ class Task(Future):
         self._must_cancel = False  # Throw CancelledError in at the next step.
         self._num_cancels_requested = 0  # See cancelling() and uncancel().
         self._loop.call_soon(self._step)
-        self._loop._tasks.add(self)  # Until it is done; see all_tasks().
+        self._loop._tasks.add(self)  # Until it is done (weakly); see all_tasks().
 
     # --8<-- [start:step]
     def _step(self, exc: BaseException | None = None) -> None:
@@ -84,6 +95,7 @@ class Task(Future):
             else:
                 super().set_result(stop.value)
         except CancelledError as error:
+            self._cancelled_exc = error  # result() raises it again: see futures.py.
             super().cancel(msg=error.args[0] if error.args else None)
         except (KeyboardInterrupt, SystemExit) as error:
             super().set_exception(error)
@@ -132,6 +144,7 @@ class Task(Future):
         Return False if the task is done already.  The coroutine may catch
         the error and go on; the task is only cancelled once it lets it out.
         """
+        self._log_traceback = False  # As Future.cancel(): nobody wants its error.
         if self.done():
             return False
         self._num_cancels_requested += 1
@@ -159,8 +172,16 @@ class Task(Future):
     # Below: what asyncio.Task also offers; not needed to follow how a task
     # drives its coroutine.
 
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f" name={self._name!r} coro={self._coro.__qualname__}>"
+    def _repr_info(self) -> list[str]:
+        """Return the parts of the repr, as asyncio's: state, name, coroutine, waiter."""
+        info = super()._repr_info()
+        if self._num_cancels_requested and not self.done():
+            info[0] = "cancelling"
+        coro = getattr(self._coro, "__qualname__", None) or type(self._coro).__name__
+        info[1:1] = [f"name={self._name!r}", f"coro=<{coro}()>"]
+        if self._fut_waiter is not None:
+            info.insert(3, f"wait_for={self._fut_waiter!r}")
+        return info
 
     def get_name(self) -> str:
         """Return the task's name: the one given, or ``Task-N``."""
@@ -211,7 +232,12 @@ def create_task(coro: Coroutine, *, name: str | None = None) -> Task:
 # --8<-- [start:sleep]
 @types.coroutine
 def sleep(delay: float, result: Any = None) -> Generator[Any, None, Any]:
-    """Suspend the calling coroutine for ``delay`` seconds, then return ``result``."""
+    """Suspend the calling coroutine for ``delay`` seconds, then return ``result``.
+
+    Raises ValueError for a NaN delay, which no timer could be ordered by.
+    """
+    if math.isnan(delay):
+        raise ValueError("Invalid delay: NaN (not a number)")
     if delay <= 0:
         yield  # Give every other ready callback one turn, as asyncio.sleep(0).
         return result
@@ -300,7 +326,8 @@ def _outcome(child: Future) -> BaseException:
 def _finish_gathering(outer: _GatheringFuture, return_exceptions: bool) -> None:
     """Set the outcome of ``outer`` once all its children are done."""
     if outer._cancel_requested:
-        outer.set_exception(outer._make_cancelled_error())  # Seen as cancellation.
+        # Seen as cancellation, with the children's message, as in asyncio.
+        outer.set_exception(outer._children[-1]._make_cancelled_error())
         return
     results = []
     for child in outer._children:
@@ -423,11 +450,14 @@ def ensure_future(aw: Awaitable[Any] | Coroutine, *, loop: EventLoop | None = No
     Raises TypeError for what cannot be awaited, ValueError for a future
     of another loop than ``loop``.
     """
-    if isinstance(aw, Future):
+    if isfuture(aw):
+        aw = cast(Future, aw)  # Or an object that acts as one.
         if loop is not None and aw.get_loop() is not loop:
-            raise ValueError("The future belongs to a different loop than the one given")
+            raise ValueError(
+                "The future belongs to a different loop than the one specified as the loop argument"
+            )
         return aw
-    if isinstance(aw, (types.GeneratorType, types.CoroutineType)):
+    if iscoroutine(aw):
         return (loop or get_running_loop()).create_task(aw)
     if hasattr(type(aw), "__await__"):
         return (loop or get_running_loop()).create_task(_wrap_awaitable(aw))
@@ -472,3 +502,17 @@ def _bad_yield(task: Task, result: object) -> RuntimeError:
         f"Task got bad yield: {result!r} (a coroutine may only yield from futures "
         "or other coroutines)"
     )
+
+
+def iscoroutine(obj: object) -> TypeGuard[Coroutine]:
+    """Tell whether ``obj`` is a coroutine: native, or a generator (the stage's lesson)."""
+    return isinstance(obj, (types.CoroutineType, types.GeneratorType, collections.abc.Coroutine))
+
+
+def iscoroutinefunction(func: object) -> bool:
+    """Tell whether ``func`` is an ``async def`` function, as asyncio does.
+
+    A generator function is none, though its generators run as tasks here:
+    asyncio's answer, so that code asking it behaves the same.
+    """
+    return inspect.iscoroutinefunction(func)

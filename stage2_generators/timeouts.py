@@ -48,7 +48,10 @@ class Timeout:
         self._cancelling = 0  # Its count of cancel requests when the block began.
 
     def __repr__(self) -> str:
-        return f"<Timeout [{self._state}] when={self._when}>"
+        if self._state != ENTERED:
+            return f"<Timeout [{self._state}]>"
+        when = round(self._when, 3) if self._when is not None else None
+        return f"<Timeout [{self._state}] when={when}>"
 
     def when(self) -> float | None:
         """Return the deadline, in the loop's time, or None if there is none."""

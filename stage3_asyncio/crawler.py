@@ -56,7 +56,11 @@ class Crawler(CrawlerBase):
 
     # --8<-- [start:crawl]
     async def crawl(self) -> None:
-        """Run the crawl until every queued URL is done."""
+        """Run the crawl until every queued URL is done.
+
+        A robots.txt fetch that a stopped crawl leaves running is
+        cancelled before the session closes.
+        """
         # See shared/crawl/keepalive.py; it connects only where the URL policy allows.
         connector = CarefulConnector(self.policy, limit=self.max_tasks)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
@@ -76,8 +80,12 @@ class Crawler(CrawlerBase):
             self.session._retry_connection = False
             # No worker outlives the crawl, and one that dies of a bug ends
             # the crawl with its error instead of vanishing.
-            async with asyncio.TaskGroup() as group:
-                await self.crawl_in(group)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    await self.crawl_in(group)
+            finally:
+                for fetch in self.robots_fetches.values():
+                    fetch.cancel()  # Shielded: left running if the crawl was stopped.
 
     async def crawl_in(self, group: asyncio.TaskGroup) -> None:
         """Start the workers in ``group``, wait for the queue, stop them."""
@@ -184,13 +192,15 @@ class Crawler(CrawlerBase):
         """Learn the robots.txt rules of ``url``'s host, fetching them only once.
 
         The first worker to need them starts a task that fetches them; every
-        worker that needs them meanwhile waits for that same task.
+        worker that needs them meanwhile waits for that same task, through
+        ``shield``: a worker cancelled while it waits must not cancel the
+        fetch that the others wait for too.
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
             fetch = asyncio.create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
             self.robots_fetches[host.origin] = fetch
-        host.rules = await self.robots_fetches[host.origin]
+        host.rules = await asyncio.shield(self.robots_fetches[host.origin])
 
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Fetch a host's robots.txt (following redirects) and return its rules."""

@@ -20,6 +20,7 @@ of docs/contract.md it checks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import gzip
 import logging
@@ -39,6 +40,7 @@ from aiohttp import web
 
 from shared import FetchStatistic, report
 from shared.cli.main import SERVERS, site_server
+from shared.crawl.polite import RobotsRules
 from shared.testsite.server import ServerThread, make_app
 from shared.testsite.site import expected_results
 from tests.grading import level
@@ -1027,3 +1029,88 @@ class TaskGroupTests:
         with pytest.raises(ExceptionGroup) as raised:
             run_with_deadline(lambda: self.stage.run(crawler))
         assert raised.group_contains(RuntimeError, match="a bug in record_crash")
+
+
+class SharedRobotsTests:
+    """For the stages whose workers share one robots.txt task per host (2 and 3).
+
+    A subclass sets ``stage``, and ``lib``: the module or namespace with
+    the stage's ``run``, ``create_task``, ``sleep``, ``get_running_loop``
+    and ``CancelledError``.
+    """
+
+    stage: types.ModuleType
+    lib: Any
+
+    def test_a_cancelled_waiter_leaves_the_robots_fetch_to_the_others(self) -> None:
+        # Awaited directly, the shared task was cancelled with the first
+        # waiter, and every other worker of the host got CancelledError.
+        lib = self.lib
+        rules = RobotsRules.allow_all()
+        stage_crawler: Any = self.stage.Crawler
+
+        class HeldRobotsCrawler(stage_crawler):
+            """A crawler whose robots.txt arrives when the test says so."""
+
+            released: Any = None  # A future of the running loop.
+            fetches = 0
+
+            async def fetch_robots(self, host: Any) -> RobotsRules:
+                self.fetches += 1
+                await self.released
+                return rules
+
+        url = "http://robots.test/page"
+        crawler = HeldRobotsCrawler([url])
+
+        async def main() -> tuple[Any, Any]:
+            crawler.released = lib.get_running_loop().create_future()
+            first = lib.create_task(crawler.robots_of(url))
+            second = lib.create_task(crawler.robots_of(url))
+            for _ in range(3):  # Both wait for the one fetch now.
+                await lib.sleep(0)
+            first.cancel()
+            for _ in range(3):
+                await lib.sleep(0)
+            if not crawler.released.done():  # Else the cancellation reached the fetch.
+                crawler.released.set_result(None)
+            for _ in range(3):
+                await lib.sleep(0)
+            return first, second
+
+        first, second = run_with_deadline(lambda: lib.run(main()))
+        assert first.cancelled()
+        assert not second.cancelled()
+        assert second.done() and second.exception() is None
+        assert crawler.fetches == 1
+        assert crawler.polite.host(url).rules is rules
+
+    def test_a_stopped_crawl_cancels_the_robots_fetch_it_left(self) -> None:
+        # Shielded, the fetch no longer ends with the last worker waiting
+        # for it: the crawl stops it itself, before its connections close.
+        lib = self.lib
+        stage_crawler: Any = self.stage.Crawler
+
+        class NeverRobotsCrawler(stage_crawler):
+            """A crawler whose robots.txt never arrives."""
+
+            async def fetch_robots(self, host: Any) -> RobotsRules:
+                await lib.get_running_loop().create_future()
+                raise AssertionError("unreachable")
+
+        crawler = NeverRobotsCrawler(["http://robots.test/"], obey_robots=True)
+
+        async def main() -> bool:
+            crawling = lib.create_task(crawler.crawl())
+            while not crawler.robots_fetches:
+                await lib.sleep(0)
+            await lib.sleep(0)  # The worker waits for the fetch now.
+            crawling.cancel()
+            with contextlib.suppress(lib.CancelledError):
+                await crawling
+            for _ in range(3):  # The fetch takes its cancellation, if it got one.
+                await lib.sleep(0)
+            (fetch,) = crawler.robots_fetches.values()
+            return fetch.cancelled()  # Now: run() would cancel it anyway, later.
+
+        assert run_with_deadline(lambda: lib.run(main())) is True

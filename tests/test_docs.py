@@ -30,6 +30,7 @@ import pytest
 import stage1_callbacks.loop
 import stage3_asyncio.crawler
 from shared.testsite.server import ServerThread, make_app
+from tests.test_trace import english_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -165,6 +166,46 @@ def test_crawl_step_timeline_draws_each_fetch_on_its_worker(
     made = {f"worker {n}": set(urls) for n, urls in enumerate(taken, start=1) if urls}
     assert sum(len(urls) for urls in made.values()) > timelines.MAX_TASKS  # Workers took turns.
     assert drawn == made
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", FIGURES)
+def test_the_chinese_figures_are_labelled_in_chinese(built_site: Path, page: str) -> None:
+    """A figure on a Chinese page has no English word, code aside (see english_labels)."""
+    folder = built_site / "zh" / page
+    images = IMAGE.findall((folder / "index.html").read_text(encoding="utf-8"))
+    assert images
+    for src, _ in images:
+        svg = (folder / src).resolve().read_text(encoding="utf-8")
+        assert english_labels(svg) == [], f"{page}: {src}"
+
+
+# The chapters of the stages, and how many numbered lines of code each may
+# show: every line of every code block (source, a session at the prompt,
+# what a program printed), each of which the page numbers with an anchor
+# of its own (``<span id="__span-BLOCK-LINE">``).  A chapter reaches its
+# point sooner when it shows the part of a file that a step adds.
+CHAPTER_LINES = {
+    "threads": 700,
+    "callbacks": 700,
+    "coroutines": 600,
+    "await": 700,
+    "server": 700,
+    "asyncio": 700,
+    "beyond": 700,
+}
+CODE_LINE = re.compile(r'<span id="__span-\d+-\d+">')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["", "zh"])
+@pytest.mark.parametrize(("page", "most"), CHAPTER_LINES.items())
+def test_a_stage_chapter_shows_few_enough_lines_of_code(
+    built_site: Path, language: str, page: str, most: int
+) -> None:
+    folder = built_site / language / page if language else built_site / page
+    shown = len(CODE_LINE.findall((folder / "index.html").read_text(encoding="utf-8")))
+    assert 0 < shown <= most
 
 
 # What a page makes the browser fetch: scripts, style sheets, fonts, icons.

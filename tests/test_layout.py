@@ -1,10 +1,14 @@
-"""The house: test-only code stays out of the installed packages, and the test
-run has its safety nets (a per-test timeout, the slow marker)."""
+"""The house: test-only code stays out of the installed packages, the test
+run has its safety nets (a per-test timeout, the slow marker), and every
+direct dependency has a floor that CI installs and tests."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -317,3 +321,48 @@ def test_records_are_built_with_keyword_arguments() -> None:
         if ".venv" not in path.parts and path.name != "test_stats.py"
     }
     assert {path: lines for path, lines in places.items() if lines} == {}
+
+
+# --- Dependency floors ------------------------------------------------------------
+
+
+def load_floors() -> Any:
+    """Import .ci/floors.py, which makes CI's constraints file of floors."""
+    spec = importlib.util.spec_from_file_location("ci_floors", REPO / ".ci" / "floors.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def direct_dependencies() -> list[str]:
+    """Return the requirements of pyproject.toml's [project].dependencies."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(pyproject["project"]["dependencies"])
+
+
+@pytest.mark.parametrize("requirement", direct_dependencies())
+def test_every_direct_dependency_has_a_floor(requirement: str) -> None:
+    name, floor = load_floors().floor_of(requirement)
+    assert floor, requirement
+    if name == "aiohttp":  # Stage 3 leans on its private names (keepalive.py).
+        assert "<4" in requirement.replace(" ", "")
+
+
+def test_the_floors_file_pins_every_direct_dependency_to_its_floor() -> None:
+    lines = load_floors().constraints(REPO / "pyproject.toml")
+    names = [requirement.partition(">=")[0].strip() for requirement in direct_dependencies()]
+    assert [line.partition("==")[0] for line in lines] == names
+    assert all(line.partition("==")[2] for line in lines)
+
+
+def test_a_requirement_without_a_floor_is_refused() -> None:
+    with pytest.raises(ValueError, match="no floor"):
+        load_floors().floor_of("aiohttp<4")
+
+
+def test_ci_runs_the_quick_tests_at_the_floors() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    step = ci[ci.index(".ci/floors.py >") :]
+    assert '.venv/bin/pip install -q -r "$floors"' in step
+    assert '-m "not slow"' in step

@@ -148,7 +148,7 @@ def same_url(url: str) -> str:
 
     Escapes are read without regard to case (%c3 is %C3), as RFC 3986 says.
     """
-    return re.sub(r"%[0-9a-f]{2}", lambda m: m.group().upper(), url)
+    return re.sub(r"%[0-9a-fA-F]{2}", lambda m: m.group().upper(), url)
 
 
 @settings(max_examples=300, deadline=None)

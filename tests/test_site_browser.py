@@ -9,9 +9,16 @@ of quietly working only when online.
 
 Each page is opened once (``visit`` keeps what it saw) and then checked for
 what a reader would notice: an error in the console, a request leaving the
-machine, a Mermaid diagram left as text, a code block that scrolls
-sideways in a 1280 px wide window.  The search box is tried in both
-languages.
+machine, a Mermaid diagram left as text, a code block or a table that
+scrolls sideways in a 1280 px wide window, a timeline narrower or wider
+than the column of text.  The search box is tried in both languages.
+
+Each chapter of the English site is photographed whole, in the light
+theme and in the dark one, for a person to look at: the PNG files go to the folder named by
+``SCREENSHOTS`` in the environment, or to a new folder under pytest's
+temporary directory, whose path the tests print (``pytest -s`` shows it).
+The dark visit checks that the theme is dark and that the figures drawn
+dark on light are inverted.
 
 Where no browser can be started (no chromium, not Linux), these tests skip
 with the reason; with ``CI=true`` in the environment they fail instead, so
@@ -41,6 +48,10 @@ REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted(path.stem for path in (REPO / "docs").glob("*.md") if ".zh" not in path.suffixes)
 LANGUAGES = {"en": "/", "zh": "/zh/"}
 WIDTH = 1280  # A laptop's window: no code block may scroll sideways in it.
+# The chapters, photographed in both themes: the pages that teach, and the
+# measurements (their charts).
+CHAPTERS = ["threads", "callbacks", "generators", "coroutines", "await", "server", "asyncio",
+            "beyond", "side-by-side", "measurements"]  # fmt: skip
 # As root Chromium needs --no-sandbox; the others keep it from calling home.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -90,6 +101,9 @@ class Visit:
     diagrams_in_html: int
     diagrams: list[str]  # Per diagram drawn: "svg", or what went wrong.
     scrolling_blocks: list[str]
+    # Per timeline: the width of the column of text, the figure's width on
+    # the page, and the width it was drawn at (its SVG's own), in px.
+    figures: list[list[int]]
 
 
 # --- The site's server and the browser ----------------------------------------------------------
@@ -163,13 +177,39 @@ def window(browser: Any, site_url: str) -> Iterator[Window]:
 
 
 @pytest.fixture(scope="module")
-def visit(window: Window, site_url: str, built_site: Path) -> Any:
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the chapters' screenshots: $SCREENSHOTS, or a new temporary one."""
+    folder = Path(os.environ.get("SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots of the chapters in {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def visit(window: Window, site_url: str, built_site: Path, screenshots: Path) -> Any:
     """Return a function that loads a page once and returns its Visit."""
-    return functools.cache(functools.partial(load, window, site_url, built_site))
+    return functools.cache(functools.partial(load, window, site_url, built_site, screenshots))
 
 
-def load(window: Window, site_url: str, built_site: Path, path: str) -> Visit:
-    """Open ``path``, let it settle (diagrams drawn, network quiet), and note what happened."""
+def shot_name(path: str, scheme: str) -> str:
+    """Return the file name of a page's screenshot: ``zh-coroutines-dark.png``."""
+    return "-".join(filter(None, path.strip("/").split("/"))) + f"-{scheme}.png"
+
+
+def chapter(path: str) -> bool:
+    """Say whether ``path`` is one of the chapters that are photographed: English ones only.
+
+    A full-page photograph costs seconds; the Chinese pages have the same
+    figures and themes (their labels are checked in tests/test_docs.py).
+    """
+    return path in [page_path("en", name) for name in CHAPTERS]
+
+
+def load(window: Window, site_url: str, built_site: Path, screenshots: Path, path: str) -> Visit:
+    """Open ``path``, let it settle (diagrams drawn, network quiet), and note what happened.
+
+    A chapter is photographed first, as it stands, in the light theme.
+    """
     page = window.context.new_page()
     errors: list[str] = []
     page.on(
@@ -184,16 +224,29 @@ def load(window: Window, site_url: str, built_site: Path, path: str) -> Visit:
         # Material replaces each <pre class="mermaid"> once Mermaid has drawn it.
         page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
         page.wait_for_load_state("networkidle")
+        if chapter(path):
+            page.screenshot(path=screenshots / shot_name(path, "light"), full_page=True)
         return Visit(
             status=response.status if response else None,
             console_errors=errors,
             outside_requests=window.outside_requests[before:],
             diagrams_in_html=expected,
             diagrams=page.evaluate(DRAWN_DIAGRAMS),
+            figures=page.evaluate(FIGURE_WIDTHS),
             scrolling_blocks=page.evaluate(SCROLLING_BLOCKS),
         )
     finally:
         page.close()
+
+
+# The width of the column of text, and of each timeline, shown and drawn.
+FIGURE_WIDTHS = """() => [...document.querySelectorAll("figure.timeline img")].map(image => {
+    const column = image.closest("article");
+    const style = getComputedStyle(column);
+    const inner = column.clientWidth - parseFloat(style.paddingLeft)
+        - parseFloat(style.paddingRight);
+    return [inner, image.getBoundingClientRect().width, image.naturalWidth].map(Math.round);
+})"""
 
 
 # What each diagram became: "svg" when Mermaid drew it.
@@ -205,16 +258,19 @@ DRAWN_DIAGRAMS = """() => [...document.querySelectorAll("div.mermaid")].map(host
 })"""
 
 # Show every code block (closed details, other tabs), then list those whose
-# content is wider than their box: a reader would have to scroll them.
+# content is wider than their box, and the tables wider than theirs
+# (Material wraps each table in a box that scrolls): a reader would have to
+# scroll them.
 SCROLLING_BLOCKS = """() => {
     document.querySelectorAll("details").forEach(details => { details.open = true; });
     const style = document.createElement("style");
     style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block }";
     document.head.append(style);
-    return [...document.querySelectorAll("pre > code, .highlight")]
+    return [...document.querySelectorAll("pre > code, .highlight, .md-typeset__scrollwrap")]
         .filter(block => block.scrollWidth > block.clientWidth)
         .map(block => {
-            const title = block.closest(".highlight")?.querySelector(".filename")?.textContent;
+            const title = block.closest(".highlight")?.querySelector(".filename")?.textContent
+                || block.querySelector("th")?.textContent;
             const first = block.textContent.trim().split("\\n")[0].slice(0, 60);
             return `${title || first}: ${block.scrollWidth} px in ${block.clientWidth} px`;
         });
@@ -255,6 +311,80 @@ def test_no_code_block_scrolls_sideways(visit: Any, path: str) -> None:
 def test_the_pages_have_diagrams_to_check(visit: Any) -> None:
     """The diagram test would pass on a site without diagrams: make sure there are some."""
     assert sum(visit(page_path("en", name)).diagrams_in_html for name in PAGES) >= 3
+
+
+@EVERY_PAGE
+def test_every_timeline_is_drawn_as_wide_as_the_column(visit: Any, path: str) -> None:
+    """At 1280 px a timeline fills the column, drawn one to one: its text at the body's size."""
+    for column, shown, drawn in visit(path).figures:
+        assert shown == column == drawn
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_pages_have_timelines_to_check(visit: Any, language: str) -> None:
+    assert sum(len(visit(page_path(language, name)).figures) for name in PAGES) >= 6
+
+
+# --- The dark theme -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dark_window(browser: Any, site_url: str) -> Iterator[Any]:
+    """A browser window like ``window``, whose system asks for dark pages."""
+    context = browser.new_context(
+        viewport={"width": WIDTH, "height": 900}, service_workers="block", color_scheme="dark"
+    )
+    site = urllib.parse.urlsplit(site_url).netloc
+    context.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if urllib.parse.urlsplit(route.request.url).netloc == site
+            else route.abort("blockedbyclient")
+        ),
+    )
+    yield context
+    context.close()
+
+
+# The theme's name, the page's background, and the filter on each image
+# that is drawn dark on light (timelines, the benchmark's charts).
+DARK_LOOK = """() => [
+    document.body.getAttribute("data-md-color-scheme"),
+    getComputedStyle(document.body).backgroundColor,
+    [...document.querySelectorAll("figure.timeline img, img.chart")]
+        .map(image => getComputedStyle(image).filter),
+]"""
+
+
+@pytest.mark.parametrize("path", [page_path("en", name) for name in CHAPTERS])
+def test_a_chapter_in_the_dark_theme(
+    dark_window: Any, site_url: str, screenshots: Path, path: str
+) -> None:
+    """A reader who prefers dark pages gets the dark theme, figures inverted to match."""
+    page = dark_window.new_page()
+    try:
+        page.goto(site_url + path, wait_until="load")
+        page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=screenshots / shot_name(path, "dark"), full_page=True)
+        scheme, background, filters = page.evaluate(DARK_LOOK)
+    finally:
+        page.close()
+    assert scheme == "slate"
+    red, green, blue = (int(n) for n in background[4:-1].split(", ")[:3])
+    assert red + green + blue < 3 * 64, background
+    assert all(f.startswith("invert(1)") for f in filters), filters
+
+
+def test_the_light_theme_leaves_the_figures_as_drawn(window: Window, site_url: str) -> None:
+    page = window.context.new_page()
+    try:
+        page.goto(site_url + page_path("en", "coroutines"), wait_until="load")
+        scheme, _, filters = page.evaluate(DARK_LOOK)
+    finally:
+        page.close()
+    assert scheme == "default" and filters and set(filters) == {"none"}
 
 
 # --- Search -------------------------------------------------------------------------------------

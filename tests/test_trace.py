@@ -225,6 +225,113 @@ def test_the_loop_share_adds_up_to_the_loop_s_time(traced: Any) -> None:
     assert 0.95 < asleep + running <= 1.0  # Only the recorder's own calls fall between.
 
 
+# A figure's words on a Chinese page are Chinese, or code: what the figure
+# draws in a monospace font (as the page sets code), a URL, or a number with
+# its unit.  Any other Latin letter is English left untranslated.
+NUMBER_WITH_UNIT = re.compile(r"\d[\d,.]*\s?(?:ms|µs|s|%)(?![A-Za-z])")
+URL = re.compile(r"https?://\S+")
+
+
+def english_labels(svg: str) -> list[str]:
+    """Return the texts and titles of an SVG that hold English words that are not code.
+
+    A title cannot set code apart, so in it the code of the figure's texts
+    counts as code too (the figure's title repeats its panels' titles).
+    """
+    root = ET.fromstring(svg)
+    code = {span.text or "" for span in root.iter(SVG + "tspan")
+            if "monospace" in span.get("font-family", "")}  # fmt: skip
+    found = []
+    for element in root.iter():
+        if element.tag not in (SVG + "text", SVG + "title"):
+            continue
+        words = [element.text or ""]
+        for child in element:
+            if "monospace" not in child.get("font-family", ""):
+                words.append(child.text or "")
+            words.append(child.tail or "")
+        prose = NUMBER_WITH_UNIT.sub("", URL.sub("", "".join(words)))
+        for name in sorted(code, key=len, reverse=True) if element.tag == SVG + "title" else ():
+            prose = prose.replace(name, "")
+        if re.search(r"[A-Za-z]", prose):
+            found.append("".join(element.itertext()))
+    return found
+
+
+def test_code_and_numbers_are_no_english() -> None:
+    svg = (
+        f'<svg xmlns="{SVG[1:-1]}"><text>工作任务 1</text><text>20 ms</text>'
+        '<text>睡在 <tspan font-family="ui-monospace, monospace">select()</tspan> 里</text>'
+        "<title>http://127.0.0.1:8000/pages/1/: 12.5 ms</title><title>图：select()</title>"
+        "<text>worker 2</text><text>等待 <tspan>read</tspan></text><title>read 图</title></svg>"
+    )
+    assert english_labels(svg) == ["worker 2", "等待 read", "read 图"]
+
+
+def hand_made(lanes: dict[str, list[tuple[str, str, int, int]]]) -> dict[str, Any]:
+    """Return a trace document: per lane, events (name, category, start, duration) in µs."""
+    events: list[dict[str, Any]] = []
+    for tid, (lane, drawn) in enumerate(lanes.items(), start=1):
+        events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+                       "args": {"name": lane}})  # fmt: skip
+        for name, category, ts, dur in drawn:
+            args = {} if category == "loop" else {"url": "http://a/"}
+            events.append({"name": name, "cat": category, "ph": "X", "ts": ts, "dur": dur,
+                           "pid": 1, "tid": tid, "args": args})  # fmt: skip
+    return {"traceEvents": events}
+
+
+def legend_words(svg: str) -> set[str]:
+    """Return the words of the figure's texts (the legend's among them)."""
+    return {"".join(text.itertext()) for text in ET.fromstring(svg).iter(SVG + "text")}
+
+
+LEGEND = {"a request, start to end", "connect", "send", "wait", "read", "parse",
+          "empty: read, not parsed yet", "a request, its phases unseen", "loop running code",
+          "loop asleep in select()"}  # fmt: skip
+READ_ALL_AT_ONCE = [
+    ("/", "fetch", 0, 100_000),
+    ("connect", "phase", 0, 10_000),
+    ("wait", "phase", 10_000, 80_000),
+    ("read", "phase", 90_000, 10_000),
+]
+PARSED_LATER = [("/", "fetch", 0, 200_000), ("read", "phase", 0, 100_000),
+                ("parse", "phase", 150_000, 50_000)]  # fmt: skip
+LOOP = [("select", "loop", 0, 150_000), ("run", "loop", 150_000, 50_000)]
+
+
+@pytest.mark.parametrize(
+    ("lanes", "legend"),
+    [
+        ({"worker 1": READ_ALL_AT_ONCE}, {"a request, start to end", "connect", "wait", "read"}),
+        ({"worker 1": PARSED_LATER},
+         {"a request, start to end", "read", "parse", "empty: read, not parsed yet"}),
+        ({"Task-2": [("/", "fetch", 0, 100_000)]}, {"a request, its phases unseen"}),
+        ({"slot 1": READ_ALL_AT_ONCE, "event loop": LOOP},
+         {"a request, start to end", "connect", "wait", "read", "loop running code",
+          "loop asleep in select()"}),
+    ],
+)  # fmt: skip
+def test_the_legend_names_what_the_figure_shows_and_nothing_else(
+    lanes: dict[str, Any], legend: set[str]
+) -> None:
+    svg = timeline([("", hand_made(lanes))], "A test")
+    assert legend_words(svg) & LEGEND == legend
+
+
+@pytest.mark.parametrize("lane", ["worker 1", "slot 3", "thread 2", "Task-2"])
+def test_a_chinese_figure_says_it_in_chinese(lane: str) -> None:
+    lanes = {lane: READ_ALL_AT_ONCE + PARSED_LATER, "event loop": LOOP}
+    assert english_labels(timeline([("第二阶段：`crawl`", hand_made(lanes))], "图", "zh")) == []
+    english = timeline([("stage 2", hand_made(lanes))], "A test")
+    assert lane in english_labels(english) or lane == "Task-2"
+
+
+def test_a_figure_is_as_wide_as_the_text_column() -> None:
+    svg = ET.fromstring(timeline([("", hand_made({"worker 1": READ_ALL_AT_ONCE}))], "A test"))
+    assert svg.get("width") == "998" and svg.get("font-size") == "16"
+
+
 @pytest.mark.parametrize(("span", "step"), [(1000, 200), (95, 20), (6, 1), (0.3, 0.05)])
 def test_ticks_fall_on_round_milliseconds(span: float, step: float) -> None:
     assert nice_step(span) == pytest.approx(step)

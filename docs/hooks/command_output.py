@@ -46,10 +46,12 @@ sees at a glance what a step adds.
 A line ``<!-- timeline: callbacks, asyncio | ALT | CAPTION -->`` is replaced
 by a figure: the timeline (``shared.record.timeline``) of real traced crawls of a
 small test site (10 pages, 20 ms per answer), one panel per name, with
-ALT as the image's text and CAPTION under it.  ``docs/hooks/timelines.py``
-runs each crawl in a process of its own; its names are listed there.  The
-SVG files are written into the built site (``timelines/``) after the build,
-so nothing the build makes is kept in the repository.  Inline, ``<!--
+ALT as the image's text and CAPTION under it; a Chinese page's figure is
+drawn with Chinese labels, into a file of its own (``NAME.zh.svg``).
+``docs/hooks/timelines.py`` runs each crawl in a process of its own; its
+names are listed there.  The SVG files are written into the built site
+(``timelines/``) after the build, so nothing the build makes is kept in
+the repository.  Inline, ``<!--
 loop-share: callbacks asleep -->`` (or ``running``) becomes the share of
 that crawl's loop time spent asleep in ``select`` (or running code), as a
 percentage, from the same trace as the figure.
@@ -99,15 +101,21 @@ FIGURE = re.compile(
     re.MULTILINE,
 )
 SHARE = re.compile(r"<!-- loop-share: (?P<name>[\w-]+) (?P<part>asleep|running) -->")
-PANELS = {  # The title of each crawl's panel in a figure.
-    "threads": "the thread crawler: a thread per request in flight",
-    "callbacks": "stage 1: callbacks",
-    "generators": "stage 2: generators",
-    "asyncio": "stage 3: asyncio",
-    "fetcher-step": "stage 1, step fetcher: ten Fetchers",
-    "crawl-step": "stage 2, step crawl",
-    "blocking": "get() called in the coroutines",
-    "to-thread": "asyncio.to_thread(get)",
+PANELS = {  # The title of each crawl's panel in a figure, in English and in Chinese.
+    "threads": (
+        "the thread crawler: a thread per request in flight",
+        "线程爬虫：每个在途请求一个线程",
+    ),
+    "callbacks": ("stage 1: callbacks", "第一阶段：回调"),
+    "generators": ("stage 2: generators", "第二阶段：生成器"),
+    "asyncio": ("stage 3: `asyncio`", "第三阶段：`asyncio`"),
+    "fetcher-step": (
+        "stage 1, step `fetcher`: ten `Fetcher`s",
+        "第一阶段 `fetcher` 这一步：十个 `Fetcher`",
+    ),
+    "crawl-step": ("stage 2, step `crawl`", "第二阶段 `crawl` 这一步"),
+    "blocking": ("`get()` called in the coroutines", "在协程里直接调用 `get()`"),
+    "to-thread": ("`asyncio.to_thread(get)`", "`asyncio.to_thread(get)`"),
 }
 TIMELINE_SITE = (10, 20)  # Pages, and milliseconds per answer.
 TRACES = "timeline_traces"  # Config keys: the traces, and the SVG files to write.
@@ -225,15 +233,25 @@ def trace_of(name: str, config: dict) -> dict[str, Any]:
     return traces[name]
 
 
-def figure(match: re.Match[str], page_url: str, config: dict) -> str:
-    """Return the HTML of a timeline figure, drawing its SVG once per build."""
+def figure(match: re.Match[str], page: Any, config: dict) -> str:
+    """Return the HTML of a timeline figure, drawing its SVG once per build and language.
+
+    A Chinese page gets a figure of its own, labelled in Chinese.
+    """
     names = [name.strip() for name in match["names"].split(",")]
-    file = "-".join(names) + ".svg"
+    lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
+    file = "-".join(names) + ("" if lang == "en" else f".{lang}") + ".svg"
     figures: dict[str, str] = config.setdefault(FIGURES, {})
     if file not in figures:
-        panels = [(PANELS[name], trace_of(name, config)) for name in names]
-        figures[file] = timeline(panels, "Timeline: " + "; ".join(PANELS[n] for n in names))
-    src = "../" * page_url.count("/") + "timelines/" + file
+        titles = [PANELS[name][lang == "zh"] for name in names]
+        panels = [
+            (title, trace_of(name, config)) for title, name in zip(titles, names, strict=True)
+        ]
+        heading = "时间线：" if lang == "zh" else "Timeline: "
+        figures[file] = timeline(
+            panels, heading + ("；" if lang == "zh" else "; ").join(titles), lang
+        )
+    src = "../" * page.url.count("/") + "timelines/" + file
     return (
         f'<figure class="timeline" markdown>\n<img src="{src}" alt="{match["alt"].strip()}">\n'
         f'<figcaption markdown="span">{match["caption"].strip()}</figcaption>\n</figure>'
@@ -387,7 +405,6 @@ def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object
         return f'{match["head"]}hl_lines="{lines}"{match["tail"]}--8<-- "{match["new"]}"'
 
     markdown = DIFF_FENCE.sub(highlight, markdown)
-    url = page.url  # type: ignore[attr-defined]
-    markdown = FIGURE.sub(lambda match: figure(match, url, config), markdown)
+    markdown = FIGURE.sub(lambda match: figure(match, page, config), markdown)
     markdown = SHARE.sub(lambda match: share(match, config), markdown)
     return MARKER.sub(block, markdown)

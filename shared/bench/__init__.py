@@ -2,8 +2,9 @@
 
 ``python -m shared.bench`` serves the test site from a process of its own,
 runs each crawler in a fresh subprocess (so its memory and file descriptors
-are its own), and writes a Markdown summary and charts to ``docs/bench``.
-The scenarios of the full run, each figure a median of several runs:
+are its own), and writes a Markdown summary and SVG charts (English and
+Chinese) to ``docs/bench``.  The scenarios of the full run, each figure a
+median of several runs:
 
 1. throughput: pages per second on a 10 000-page site with no latency;
 2. concurrency: wall time against a simulated ideal crawler at 100 ms latency;

@@ -1,4 +1,4 @@
-"""Turn the scenarios' figures into ``summary.md``, PNG charts, ``results.json`` and ``targets.md``.
+"""Turn the scenarios' figures into ``summary.md``, SVG charts, ``results.json`` and ``targets.md``.
 
 Every figure is the median of the runs; every ratio is the median of the
 ratios taken run by run (run k of one crawler against run k of the other,
@@ -17,6 +17,8 @@ import json
 import math
 import re
 import statistics
+import typing
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -306,10 +308,13 @@ def memory_table(m: dict[str, Any], lang: str = "en") -> str:
 
 
 def servers_table(s: dict[str, Any], lang: str = "en") -> str:
-    """Return the servers scenario's table: rates, CPU, load and idle memory."""
+    """Return the servers scenario's tables: rates and CPU under load, then idle connections.
+
+    Two tables, not one of ten columns: one that wide does not fit the page.
+    """
     if "wrk" not in s["runs"]["generators"]:  # A run from before wrk was measured.
         return servers_table_ab_only(s, lang)
-    rows = []
+    rows, idle_rows = [], []
     aiohttp_wrk = [{"x": r["per_second"]} for r in s["runs"]["aiohttp"]["wrk"] if r["per_second"]]
     for name, server in SERVER_NAMES:
         if name not in s["runs"]:
@@ -326,16 +331,24 @@ def servers_table(s: dict[str, Any], lang: str = "en") -> str:
             fmt(med([r["per_second"] for r in runs["wrk"]])),
             fmt(paired_ratio(wrk, aiohttp_wrk, "x"), 2, "×"),
             fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"] + runs["wrk"]]), 2),
-            fmt(idle["kb_per_connection"], 1) if idle else "–",
-            say("{held:,} of {connections:,}", lang).format(**idle) if idle else "–",
-            fmt(idle["machine_busy_cores"], 2) if idle else "–",
         ])  # fmt: skip
+        if idle:
+            idle_rows.append([
+                say(server, lang), fmt(idle["kb_per_connection"], 1),
+                say("{held:,} of {connections:,}", lang).format(**idle),
+                fmt(idle["machine_busy_cores"], 2),
+            ])  # fmt: skip
     header = ["server", "requests/s, new connections (ab)",
               "requests/s, ab -k (HTTP/1.0 keep-alive)", "ab -k requests on a kept connection",
               "requests/s, wrk (HTTP/1.1 keep-alive)", "wrk ÷ aiohttp.web's",
-              "other processes' CPU during ab and wrk (cores)", "kB per idle connection",
-              "idle connections held", "machine busy while held (cores)"]  # fmt: skip
-    return table([say(h, lang) for h in header], rows)
+              "other processes' CPU during ab and wrk (cores)"]  # fmt: skip
+    idle_header = ["server", "kB per idle connection", "idle connections held",
+                   "machine busy while held (cores)"]  # fmt: skip
+    return (
+        table([say(h, lang) for h in header], rows)
+        + "\n\n"
+        + table([say(h, lang) for h in idle_header], idle_rows)
+    )
 
 
 SERVER_NAMES = (
@@ -385,70 +398,129 @@ def parser_table(p: dict[str, Any], lang: str = "en") -> str:
 # --- Charts -------------------------------------------------------------------------
 
 
+CHARTS = ("throughput.svg", "concurrency.svg", "memory.svg")
+# Charts are SVG on a transparent background, drawn dark grey on light with
+# mid-tone colours, like the docs' timelines: the site's dark theme inverts
+# them and turns the hues back (docs/stylesheets/extra.css, ``img.chart``).
+INK = "#333333"
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "none",  # Text stays text: the page's fonts draw it, Chinese too.
+    "svg.hashsalt": "crawler-bench",  # The same figures give the same file.
+    "font.family": ["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "sans-serif"],
+    "text.color": INK,
+    "axes.labelcolor": INK,
+    "axes.edgecolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "legend.frameon": False,
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.transparent": True,
+}
+
+
+def chart_file(name: str, lang: str) -> str:
+    """Return the file of chart ``name`` (``throughput.svg``) in ``lang``: ``throughput.zh.svg``."""
+    return name if lang == "en" else name.replace(".svg", f".{lang}.svg")
+
+
 def charts(results: dict[str, Any], out: Path) -> list[str]:
-    """Draw the charts into ``out``; return their file names."""
+    """Draw the charts into ``out``, in each language; return their English file names."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     names = []
-    if "throughput" in results:
-        t = results["throughput"]
-        fig, ax = plt.subplots(figsize=(7, 3.2), dpi=90)
-        crawlers = [n for n in t["runs"] if med(values(t["runs"][n], "pages_per_s"))]
-        speeds = [med(values(t["runs"][n], "pages_per_s")) or 0.0 for n in crawlers]
-        ax.barh([LABELS[n] for n in crawlers], speeds, color="#3f51b5")
-        ceiling = med([c.get("new_connections") for c in t["ceilings"]])
-        if ceiling:
-            ax.axvline(
-                ceiling, color="#d32f2f", linestyle="--", label="server ceiling (new connections)"
-            )
-            ax.legend(loc="lower right", fontsize=8)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"pages per second ({t['urls']:,} URLs, max_tasks {t['max_tasks']})")
-        names.append(save(fig, out / "throughput.png"))
-    if "concurrency" in results:
-        c = results["concurrency"]
-        fig, ax = plt.subplots(figsize=(7, 3.2), dpi=90)
-        for name, by_tasks in c["runs"].items():
-            tasks = list(by_tasks)
-            ratios = [med(values(by_tasks[k], "ratio")) for k in tasks]
-            ax.plot(tasks, [math.nan if r is None else r for r in ratios], marker="o",
-                    label=LABELS[name])  # fmt: skip
-        ax.axhline(1.10, color="#d32f2f", linestyle="--", label="target: 1.10× ideal")
-        ax.axhline(1.0, color="grey", linewidth=0.8)
-        ax.set_xscale("log")
-        ticks = list(next(iter(c["runs"].values())))
-        ax.set_xticks(ticks, [str(k) for k in ticks])
-        ax.minorticks_off()
-        ax.set_xlabel(f"max_tasks ({c['urls']:,} URLs, {c['latency'] * 1000:.0f} ms latency)")
-        ax.set_ylabel("wall time / ideal")
-        ax.legend(fontsize=8)
-        names.append(save(fig, out / "concurrency.png"))
-    if "memory" in results:
-        m = results["memory"]
-        fig, ax = plt.subplots(figsize=(7, 3.2), dpi=90)
-        crawlers = list(m["runs"])
-        width = 0.8 / len(m["sizes"])
-        for i, n in enumerate(m["sizes"]):
-            kb = [med(values(m["runs"][name][n], "kb_per_fetch")) or 0 for name in crawlers]
-            ax.bar(
-                [j + i * width for j in range(len(crawlers))], kb, width, label=f"{n:,} in flight"
-            )
-        ax.set_xticks([j + width * (len(m["sizes"]) - 1) / 2 for j in range(len(crawlers))])
-        ax.set_xticklabels([LABELS[name] for name in crawlers], fontsize=8)
-        ax.set_ylabel("kB of RSS per in-flight fetch")
-        ax.legend(fontsize=8)
-        names.append(save(fig, out / "memory.png"))
+    with plt.rc_context(typing.cast(Any, STYLE)), warnings.catch_warnings():
+        # Without a Chinese font, matplotlib measures Chinese text roughly and
+        # says so; the browser draws the text, with its own fonts, either way.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        warnings.filterwarnings("ignore", message="findfont: Font family .* not found")
+        for lang in LANGUAGES:
+            drawers = (throughput_chart, concurrency_chart, memory_chart)
+            for name, draw in zip(CHARTS, drawers, strict=True):
+                fig = draw(results, lang)
+                if fig is not None:
+                    save(fig, out / chart_file(name, lang))
+                    names += [name] if lang == "en" else []
     return names
 
 
-def save(fig: Any, path: Path) -> str:
-    fig.tight_layout()
-    fig.savefig(path)
+def throughput_chart(results: dict[str, Any], lang: str) -> Any:
+    """Return the chart of pages per second by crawler, or None without the scenario."""
     import matplotlib.pyplot as plt
 
+    if "throughput" not in results:
+        return None
+    t = results["throughput"]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    crawlers = [n for n in t["runs"] if med(values(t["runs"][n], "pages_per_s"))]
+    speeds = [med(values(t["runs"][n], "pages_per_s")) or 0.0 for n in crawlers]
+    ax.barh([label(n, lang) for n in crawlers], speeds, color="#4e79a7")
+    ceiling = med([c.get("new_connections") for c in t["ceilings"]])
+    if ceiling:
+        ax.axvline(ceiling, color="#e15759", linestyle="--",
+                   label=say("server ceiling (new connections)", lang))  # fmt: skip
+        ax.legend(loc="lower right", fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(say("pages per second ({urls:,} URLs, max_tasks {max_tasks})", lang).format(**t))
+    return fig
+
+
+def concurrency_chart(results: dict[str, Any], lang: str) -> Any:
+    """Return the chart of wall time over the ideal by max_tasks, or None."""
+    import matplotlib.pyplot as plt
+
+    if "concurrency" not in results:
+        return None
+    c = results["concurrency"]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for name, by_tasks in c["runs"].items():
+        tasks = list(by_tasks)
+        ratios = [med(values(by_tasks[k], "ratio")) for k in tasks]
+        ax.plot(tasks, [math.nan if r is None else r for r in ratios], marker="o",
+                label=label(name, lang))  # fmt: skip
+    ax.axhline(1.10, color="#e15759", linestyle="--", label=say("target: 1.10× ideal", lang))
+    ax.axhline(1.0, color="#a0a0a0", linewidth=0.8)
+    ax.set_xscale("log")
+    ticks = list(next(iter(c["runs"].values())))
+    ax.set_xticks(ticks, [str(k) for k in ticks])
+    ax.minorticks_off()
+    words = say("max_tasks ({urls:,} URLs, {latency_ms:.0f} ms latency)", lang)
+    ax.set_xlabel(words.format(urls=c["urls"], latency_ms=c["latency"] * 1000))
+    ax.set_ylabel(say("wall time / ideal", lang))
+    ax.legend(fontsize=8)
+    return fig
+
+
+def memory_chart(results: dict[str, Any], lang: str) -> Any:
+    """Return the chart of memory per in-flight fetch by crawler, or None."""
+    import matplotlib.pyplot as plt
+
+    if "memory" not in results:
+        return None
+    m = results["memory"]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    crawlers = list(m["runs"])
+    width = 0.8 / len(m["sizes"])
+    for i, n in enumerate(m["sizes"]):
+        kb = [med(values(m["runs"][name][n], "kb_per_fetch")) or 0 for name in crawlers]
+        ax.bar([j + i * width for j in range(len(crawlers))], kb, width,
+               label=say("{n:,} in flight", lang).format(n=n))  # fmt: skip
+    ax.set_xticks([j + width * (len(m["sizes"]) - 1) / 2 for j in range(len(crawlers))])
+    ax.set_xticklabels([label(name, lang) for name in crawlers], fontsize=8)
+    ax.set_ylabel(say("kB of RSS per in-flight fetch", lang))
+    ax.legend(fontsize=8)
+    return fig
+
+
+def save(fig: Any, path: Path) -> str:
+    """Write ``fig`` to ``path`` (SVG, with no date in it), close it; return the file name."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, format="svg", metadata={"Date": None})
     plt.close(fig)
     return path.name
 
@@ -473,19 +545,19 @@ def summary(results: dict[str, Any], chart_names: list[str], lang: str = "en") -
         t = results["throughput"]
         parts += [heading("Throughput", lang), "", say(THROUGHPUT, lang).format(**t), "",
                   throughput_table(t, lang), "", ceiling_table(t, lang), ""]  # fmt: skip
-        parts += chart("throughput.png", "Pages per second, by crawler", chart_names, lang)
+        parts += chart("throughput.svg", "Pages per second, by crawler", chart_names, lang)
     if "concurrency" in results:
         c = results["concurrency"]
         text = say(CONCURRENCY, lang).format(latency_ms=c["latency"] * 1000, **c)
         parts += [heading("Concurrency against the ideal", lang), "", text, "",
                   concurrency_table(c, lang), ""]  # fmt: skip
         parts += chart(
-            "concurrency.png", "Wall time over the ideal, by max_tasks", chart_names, lang
+            "concurrency.svg", "Wall time over the ideal, by max_tasks", chart_names, lang
         )
     if "memory" in results:
         parts += [heading("Memory per in-flight fetch, and C10K", lang), "", say(MEMORY, lang),
                   "", memory_table(results["memory"], lang), ""]  # fmt: skip
-        parts += chart("memory.png", "Memory per in-flight fetch", chart_names, lang)
+        parts += chart("memory.svg", "Memory per in-flight fetch", chart_names, lang)
     if "servers" in results and "error" not in results["servers"]:
         v = results["servers"]
         parts += [heading("Stage 2's HTTP server beside aiohttp.web", lang), "",
@@ -516,8 +588,10 @@ def heading(title: str, lang: str) -> str:
 
 
 def chart(name: str, alt: str, chart_names: list[str], lang: str) -> list[str]:
-    """Return the lines that show a chart, if it was drawn."""
-    return [f"![{say(alt, lang)}]({name})", ""] if name in chart_names else []
+    """Return the lines that show a chart in ``lang``, if it was drawn."""
+    if name not in chart_names:
+        return []
+    return [f"![{say(alt, lang)}]({chart_file(name, lang)}){{ .chart }}", ""]
 
 
 def targets(results: dict[str, Any]) -> str:

@@ -114,6 +114,18 @@ ZH = {
     "Pages per second, by crawler": "各爬虫每秒抓取的页面数",
     "Wall time over the ideal, by max_tasks": "不同 max_tasks 下挂钟时间与理想值之比",
     "Memory per in-flight fetch": "每个在途抓取占用的内存",
+    # Inside the charts.
+    "server ceiling (new connections)": "服务器上限（每个请求新建连接）",
+    "pages per second ({urls:,} URLs, max_tasks {max_tasks})": (
+        "每秒页面数（{urls:,} 个 URL，max_tasks 为 {max_tasks}）"
+    ),
+    "target: 1.10× ideal": "目标：理想值的 1.10×",
+    "max_tasks ({urls:,} URLs, {latency_ms:.0f} ms latency)": (
+        "max_tasks（{urls:,} 个 URL，延迟 {latency_ms:.0f} ms）"
+    ),
+    "wall time / ideal": "挂钟时间 / 理想值",
+    "kB of RSS per in-flight fetch": "每个在途抓取占用的 RSS（kB）",
+    "{n:,} in flight": "{n:,} 个在途",
     # Paragraphs.
     THROUGHPUT: (
         "站点共 {pages:,} 个页面（连同重定向共 {urls:,} 个 URL），没有延迟，max_tasks 为 "

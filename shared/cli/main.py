@@ -240,7 +240,7 @@ def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
     """
     # Imported here: only the bundled site needs asyncio and aiohttp, so
     # ``python -m stage1_callbacks URL`` runs without them; and only stage
-    # 2's server needs stage 2 (and h11).
+    # 2's server needs stage 2 (and httptools).
     if server == "aiohttp":
         from shared.testsite.server import ServerThread, make_app
 

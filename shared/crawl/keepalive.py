@@ -110,13 +110,18 @@ class CarefulConnector(aiohttp.TCPConnector):
 
 
 def _readable(protocol: ResponseHandler) -> bool:
-    """Tell whether the connection's socket has bytes (or its end) waiting, without waiting."""
+    """Tell whether the connection's socket has bytes (or its end) waiting, without waiting.
+
+    ``poll``, not ``select``: select() takes no descriptor past 1023
+    (FD_SETSIZE), and a crawl with many connections open has such sockets.
+    """
     transport = protocol.transport
     sock = None if transport is None else transport.get_extra_info("socket")
     if sock is None:
         return False
-    readable, _, _ = select.select([sock], [], [], 0)
-    return bool(readable)
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class OneResponseHandler(ResponseHandler):

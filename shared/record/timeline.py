@@ -1,18 +1,23 @@
 """Draw a crawl's trace (shared/record/trace.py) as an SVG timeline, and measure its loop.
 
-One row per lane (a task, a thread, a Fetcher slot), each fetch a bar
-coloured by phase; the hand-made loops of stages 1 and 2 get a row of their
-own beneath, dark where the loop runs code and a thin line where it sleeps
-in ``select``.  Several traces can share one figure and one time axis, so
-that runs can be compared side by side.  The docs build draws the figures
-of the chapters with it::
+One row per lane (a task, a thread, a Fetcher slot), each fetch an outlined
+bar filled with the colours of its phases; the hand-made loops of stages 1
+and 2 get a row of their own beneath, dark where the loop runs code and a
+thin line where it sleeps in ``select``.  Several traces can share one
+figure and one time axis, so that runs can be compared side by side.  The
+legend names only what the figure shows.  The docs build draws the figures
+of the chapters with it, in the page's language (``lang="zh"`` writes the
+labels in Chinese; code stays code)::
 
     python -m shared.record.timeline trace.json [more.json ...] > timeline.svg
 
-Text and axes are drawn in ``currentColor``, set to a dark grey: a page in
-a dark theme inverts the whole image (the site's stylesheet does), which
-keeps the mid-tone phase colours mid-tone.  ``loop_share`` says how much of
-a run the loop spent asleep in ``select`` and how much running code.
+A figure is drawn 998 units wide with 16-unit text: the width of the
+page's text column, and the size of its body text, in a window 1280 px
+wide, so that there it is shown one to one.  Text and axes are drawn in
+``currentColor``, set to a dark grey: a page in a dark theme inverts the
+whole image (the site's stylesheet does), which keeps the mid-tone phase
+colours mid-tone.  ``loop_share`` says how much of a run the loop spent
+asleep in ``select`` and how much running code.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import sys
 from html import escape
 from pathlib import Path
@@ -35,10 +41,37 @@ COLOURS = {  # Mid-tones: legible on white, and on black once inverted.
     "parse": "#e15759",
 }
 RUNNING = "#8f5fb0"  # The loop running callbacks or task steps.
-WIDTH = 760  # Drawing units; the page scales the image to its width.
+WIDTH = 998  # The text column at 1280 px, in px: the page shows the figure one to one there.
+SIZE = 16  # The body text's size there, in px.
 LABELS = 120  # Width of the lane names on the left.
-ROW, GAP = 12, 3  # Height of a row, and the space between two rows.
-FONT = 'font-family="system-ui, sans-serif" font-size="11"'
+ROW, GAP = 20, 4  # Height of a row, and the space between two rows.
+FONT = f'font-family="system-ui, sans-serif" font-size="{SIZE}"'
+CODE = 'font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"'
+VISIBLE = 2.0  # Drawing units: an empty stretch narrower than this cannot be seen.
+# The words of the figures in Chinese.  Text between backquotes is code, the
+# same in every language, and drawn in a monospace font as on the page.
+CHINESE = {
+    "connect": "连接",
+    "send": "发送",
+    "wait": "等待应答",
+    "read": "读取",
+    "parse": "解析",
+    "a request, start to end": "一次请求，从开始到结束",
+    "empty: read, not parsed yet": "空白：已读完，还没解析",
+    "a request, its phases unseen": "一次请求，看不见其中各阶段",
+    "loop running code": "事件循环在运行代码",
+    "loop asleep in `select()`": "事件循环睡在 `select()` 里",
+    "worker": "工作任务",
+    "slot": "槽位",
+    "thread": "线程",
+    LOOP_LANE: "事件循环",
+}
+LANE = re.compile(r"(?P<kind>worker|slot|thread) (?P<number>\d+)")
+
+
+def say(words: str, lang: str) -> str:
+    """Return ``words`` in ``lang`` ("en" or "zh").  Raises KeyError for words not translated."""
+    return words if lang == "en" else CHINESE[words]
 
 
 @dataclasses.dataclass
@@ -80,26 +113,31 @@ def loop_share(document: dict[str, Any]) -> tuple[float, float]:
     return asleep / wall, running / wall
 
 
-def draw(runs: list[Run], title: str) -> str:
-    """Return an SVG of ``runs``, one panel each, on one time axis in milliseconds."""
+def draw(runs: list[Run], title: str, lang: str = "en") -> str:
+    """Return an SVG of ``runs``, one panel each, on one time axis in milliseconds.
+
+    Titles may hold code between backquotes.  Raises KeyError for a
+    ``lang`` other than "en" and "zh".
+    """
     end = max(run.end for run in runs) or 1
-    scale = (WIDTH - LABELS - 16) / end  # Drawing units per microsecond.
-    parts, y = legend(any(LOOP_LANE in run.lanes for run in runs)), 34
+    scale = (WIDTH - LABELS - 24) / end  # Drawing units per microsecond.
+    parts, y = legend(shown(runs, scale), lang)
     for run in runs:
         if run.title:
-            parts.append(text(4, y + 10, run.title, 'font-weight="bold"'))
-            y += 16
+            parts.append(text(4, y + SIZE, run.title, 'font-weight="bold"'))
+            y += SIZE + 8
         for lane in run.lanes:
-            parts.append(text(4, y + ROW - 2, short(lane)))
+            parts.append(text(4, y + ROW - 5, lane_label(lane, lang)))
             parts += [draw_event(e, y, scale) for e in run.events[lane] if e["cat"] != "phase"]
             y += ROW + GAP
-        y += 8
+        y += 10
     parts += axis(end, scale, y)
-    height = y + 28
+    height = y + SIZE + 16
+    plain = title.replace("`", "")
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
             f'width="{WIDTH}" height="{height}" role="img" aria-labelledby="title" '
             f'style="color:#333" {FONT}>')  # fmt: skip
-    return "\n".join([head, f'<title id="title">{escape(title)}</title>', *parts, "</svg>\n"])
+    return "\n".join([head, f'<title id="title">{escape(plain)}</title>', *parts, "</svg>\n"])
 
 
 def draw_event(event: dict[str, Any], y: int, scale: float) -> str:
@@ -119,20 +157,95 @@ def draw_event(event: dict[str, Any], y: int, scale: float) -> str:
     return f'<g class="fetch"><title>{escape(tip)}</title>{"".join(bars)}</g>'
 
 
-def legend(with_loop: bool) -> list[str]:
-    """Return the key of the colours, across the top."""
-    parts, x = [], 4.0
-    keys = [(name, COLOURS[name]) for name in PHASES]
-    keys += [("not parsed yet", "none")]  # A fetch's empty stretch: its request is over.
-    keys += [("loop running code", RUNNING)] if with_loop else []
-    for name, colour in keys:
-        parts.append(rect(x, 8, 10, 10, colour, 'stroke="currentColor" stroke-width="0.5"'))
-        parts.append(text(x + 14, 17, name))
-        x += 24 + 6.5 * len(name)
-    if with_loop:
-        parts.append(rect(x, 12.5, 14, 1, "currentColor", 'opacity="0.5"'))
-        parts.append(text(x + 18, 17, "loop asleep in select"))
-    return parts
+def lane_label(lane: str, lang: str) -> str:
+    """Return a lane's name in ``lang``, cut to fit the label column.
+
+    In Chinese, a name the figure does not know (a task's own, such as
+    ``Task-3``) is code.
+    """
+    if lang == "en":
+        return short(lane)
+    if lane == LOOP_LANE:
+        return say(lane, lang)
+    match = LANE.fullmatch(lane)
+    if match is None:
+        return f"`{short(lane, 12)}`"
+    return f"{say(match['kind'], lang)} {match['number']}"
+
+
+def shown(runs: list[Run], scale: float) -> list[str]:
+    """Return the keys of the legend that the figure shows, in the legend's order.
+
+    The phases that occur; an empty stretch inside a bar only where one is
+    wide enough to see (stage 1 reads a page, then parses it later);
+    a bar without phases; the loop's row.
+    """
+    fetches = [e for run in runs for lane in run.lanes for e in run.events[lane]
+               if e["cat"] == "fetch"]  # fmt: skip
+    phases = {p["name"] for fetch in fetches for p in fetch.get("phases", [])}
+    keys = ["a request, start to end"] if phases else []
+    keys += [name for name in PHASES if name in phases]
+    if any(widest_gap(fetch) * scale >= VISIBLE for fetch in fetches if fetch.get("phases")):
+        keys.append("empty: read, not parsed yet")
+    if any(not fetch.get("phases") for fetch in fetches):
+        keys.append("a request, its phases unseen")
+    if any(LOOP_LANE in run.lanes for run in runs):
+        keys += ["loop running code", "loop asleep in `select()`"]
+    return keys
+
+
+def widest_gap(fetch: dict[str, Any]) -> float:
+    """Return the longest stretch of a fetch, in microseconds, that no phase covers."""
+    gaps, reached = [0.0], fetch["ts"]
+    for phase in sorted(fetch["phases"], key=lambda p: p["ts"]):
+        gaps.append(phase["ts"] - reached)
+        reached = max(reached, phase["ts"] + phase["dur"])
+    gaps.append(fetch["ts"] + fetch["dur"] - reached)
+    return max(gaps)
+
+
+def legend(keys: list[str], lang: str) -> tuple[list[str], int]:
+    """Return the legend across the top, in as many lines as it needs, and its height."""
+    parts, x, y = [], 4.0, 6
+    for key in keys:
+        swatch, width = sample(key, x, y)
+        label = say(key, lang)
+        if x > 4 and x + width + 6 + text_width(label) > WIDTH:  # On to the next line.
+            x, y = 4.0, y + SIZE + 10
+            swatch, width = sample(key, x, y)
+        parts += [*swatch, text(x + width + 6, y + SIZE - 3, label)]
+        x += width + 6 + text_width(label) + 20
+    return parts, y + SIZE + 20
+
+
+def sample(key: str, x: float, y: float) -> tuple[list[str], float]:
+    """Return the small drawing that a key of the legend explains, and its width."""
+    outline, top, height = 'stroke="currentColor" stroke-width="0.8"', y + 1, SIZE - 2
+    if key in COLOURS:
+        return [rect(x, top, height, height, COLOURS[key], outline)], height
+    if key == "loop running code":
+        return [rect(x, top, height, height, RUNNING)], height
+    if key == "loop asleep in `select()`":
+        return [rect(x, top + height / 2 - 0.5, 24, 1, "currentColor", 'opacity="0.5"')], 24
+    if key == "a request, its phases unseen":
+        return [rect(x, top, 36, height, "currentColor", f'{outline} fill-opacity="0.25"')], 36
+    box = [rect(x, top, 36, height, "currentColor", f'{outline} fill-opacity="0"')]
+    inside = [("connect", 4), ("send", 3), ("wait", 16), ("read", 8), ("parse", 5)]
+    if key == "empty: read, not parsed yet":  # Read, then nothing: the empty stretch.
+        inside = [("read", 12)]
+    for name, width in inside:
+        box.append(rect(x, top + 1, width, height - 2, COLOURS[name]))
+        x += width
+    return box, 36
+
+
+def text_width(words: str) -> float:
+    """Return about how wide ``words`` are drawn: Chinese characters are square."""
+    width = 0.0
+    for plain, code in spans(words):
+        for char in plain:
+            width += SIZE * (1.0 if ord(char) >= 0x2E80 else 0.6 if code else 0.55)
+    return width
 
 
 def axis(end: float, scale: float, y: int) -> list[str]:
@@ -142,9 +255,9 @@ def axis(end: float, scale: float, y: int) -> list[str]:
              'stroke="currentColor" stroke-width="0.7"/>']  # fmt: skip
     for n in range(int(end / 1000 / step) + 1):
         x = LABELS + n * step * 1000 * scale
-        parts.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" '
+        parts.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 5}" '
                      'stroke="currentColor" stroke-width="0.7"/>')  # fmt: skip
-        parts.append(text(x, y + 15, f"{n * step:g} ms", 'text-anchor="middle"'))
+        parts.append(text(x, y + SIZE + 6, f"{n * step:g} ms", 'text-anchor="middle"'))
     return parts
 
 
@@ -155,7 +268,7 @@ def nice_step(span: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
 
 
-def short(lane: str, width: int = 18) -> str:
+def short(lane: str, width: int = 14) -> str:
     """Return a lane's name cut to fit the label column."""
     return lane if len(lane) <= width else lane[: width - 1] + "…"
 
@@ -166,9 +279,16 @@ def rect(x: float, y: float, width: float, height: float, fill: str, extra: str 
             f'fill="{fill}" {extra}/>')  # fmt: skip
 
 
+def spans(words: str) -> list[tuple[str, bool]]:
+    """Return the parts of ``words`` and whether each is code (between backquotes)."""
+    return [(part, n % 2 == 1) for n, part in enumerate(words.split("`")) if part]
+
+
 def text(x: float, y: float, words: str, extra: str = "") -> str:
-    """Return SVG text in the current colour."""
-    return f'<text x="{x:.1f}" y="{y:.1f}" fill="currentColor" {extra}>{escape(words)}</text>'
+    """Return SVG text in the current colour; code between backquotes in a monospace font."""
+    inner = "".join(f"<tspan {CODE}>{escape(part)}</tspan>" if code else escape(part)
+                    for part, code in spans(words))  # fmt: skip
+    return f'<text x="{x:.1f}" y="{y:.1f}" fill="currentColor" {extra}>{inner}</text>'
 
 
 def attach_phases(run: Run) -> Run:
@@ -184,9 +304,10 @@ def attach_phases(run: Run) -> Run:
     return run
 
 
-def timeline(documents: list[tuple[str, dict[str, Any]]], title: str) -> str:
-    """Return the SVG of titled trace documents, one panel each."""
-    return draw([attach_phases(read_run(name, doc)) for name, doc in documents], title)
+def timeline(documents: list[tuple[str, dict[str, Any]]], title: str, lang: str = "en") -> str:
+    """Return the SVG of titled trace documents, one panel each, with labels in ``lang``."""
+    runs = [attach_phases(read_run(name, doc)) for name, doc in documents]
+    return draw(runs, title, lang)
 
 
 def main(argv: list[str] | None = None) -> None:

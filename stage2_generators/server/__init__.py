@@ -8,7 +8,7 @@ code, built on that library:
 - ``streams``: ``StreamReader`` and a buffered ``StreamWriter`` with ``drain``;
 - ``tcp``: ``start_server`` and ``Server``, a task that accepts and a task
   per client;
-- ``http_server``: HTTP/1.1 for the test site on h11, and
+- ``http_server``: HTTP/1.1 for the test site, parsed by llhttp, and
   ``SiteServerThread`` to serve it from a thread;
 - ``steps/``: the chapter's small programs that grow into it.
 

@@ -6,30 +6,36 @@ for each answer, and writes the answers back in order: several requests on
 one connection (keep-alive), several sent before the first answer
 (pipelining), ``HEAD``, and an HTTP/1.0 client's connection closed after
 its answer.  Parsing HTTP is not this chapter's lesson, so it is left to
-h11, a sans-IO HTTP/1.1 library: we feed it bytes, it hands back events.
+llhttp, the C parser of Node.js and aiohttp, through httptools: we feed
+it bytes and it calls our ``on_*`` methods as it finds each part of a
+request.  We write the head of each answer ourselves.
 
 What a real server must also survive is handled here: a malformed request
 gets 400, a request head over ``max_head_size`` 431, an unknown method
-501, and the server goes on serving others.  A client that sends nothing,
-or dribbles its request a byte at a time, is cut off after
-``idle_timeout`` seconds (a timer on the loop's heap, through
-``wait_for``).  A client that stops reading cannot make the server buffer
-without limit: the task waits in ``drain`` once the writer holds more than
-its high-water mark, and gives up after the same timeout.
+501, an HTTP version other than 1.0 and 1.1 505, and the server goes on
+serving others.  A client that sends nothing, or dribbles its request a
+byte at a time, is cut off after ``idle_timeout`` seconds (a timer on the
+loop's heap, through ``wait_for``).  A client that stops reading cannot
+make the server buffer without limit: the task waits in ``drain`` once
+the writer holds more than its high-water mark, and gives up after the
+same timeout.
 
 Left out compared with a production server: request bodies are read and
 dropped (the site has no use for them), no chunked responses, no TLS, no
-``Expect: 100-continue``, no graceful drain of keep-alive connections on
-shutdown (they are closed).
+``Expect: 100-continue``, no protocol upgrade (the request is answered,
+then the connection closed), no graceful drain of keep-alive connections
+on shutdown (they are closed).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import email.utils
 import functools
 import http
 import logging
+import re
 import signal
 import socket
 import threading
@@ -37,24 +43,23 @@ import time
 import types
 from collections.abc import Callable, Generator
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NoReturn, Self
 
-import h11
+import httptools
 
 from shared.testsite.site import Request, Response, Site, announce, text_response
 from stage2_generators.events import get_running_loop
 from stage2_generators.loop import run
-from stage2_generators.server.streams import StreamReader, StreamWriter
+from stage2_generators.server.streams import RECV_SIZE, StreamReader, StreamWriter
 from stage2_generators.server.tcp import ClientConnected, Server, start_server
 from stage2_generators.tasks import sleep, wait_for
 
 LOGGER = logging.getLogger("stage2_generators")
 KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 SERVER_NAME = "stage2_generators"
-# h11 checks the size of a request head only while the head is incomplete,
-# so it is fed in small pieces: a head over max_head_size is caught before
-# more than this many further bytes have been handed over.
-FEED_SIZE = 4096
+# A line shaped like "METHOD target HTTP/1.1": what a request with a method
+# llhttp does not know looks like, unlike bytes that are not HTTP at all.
+REQUEST_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+) \S+ HTTP/\d\.\d\r?$", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,8 +67,17 @@ class Limits:
     """How long a client may stay silent, and how big a request head may be."""
 
     idle_timeout: float = 15.0  # Seconds for a whole exchange: request in, answer out.
-    # Bytes of a request line and headers: more gets 431 (up to FEED_SIZE more may pass).
+    # Bytes of a request line and headers: more gets 431.  One header still
+    # arriving is counted read by read, so up to one read more may pass.
     max_head_size: int = 16 * 1024
+
+
+class BadRequest(Exception):
+    """The client sent bytes this server will not answer as a request."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"{status} {reason(status).decode()}")
+        self.status = status
 
 
 # --8<-- [start:connection]
@@ -77,30 +91,30 @@ def serve_connection(
     site: Site, reader: StreamReader, writer: StreamWriter, limits: Limits
 ) -> Generator[Any, None, None]:
     """Answer the requests of one connection, in order, until it ends."""
-    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_head_size)
+    parser = RequestParser(limits.max_head_size)
     try:
         # One timer per exchange: a client that is silent, or sends its
         # request a byte at a time, or stops reading, runs out of time.
-        while (yield from wait_for(exchange(site, conn, reader, writer), limits.idle_timeout)):
-            conn.start_next_cycle()
-    except h11.RemoteProtocolError as error:
-        send_error(conn, writer, error.error_status_hint, str(error))
+        while (yield from wait_for(exchange(site, parser, reader, writer), limits.idle_timeout)):
+            pass
+    except BadRequest as error:
+        send_error(writer, error.status)
     except (TimeoutError, ConnectionError):
         writer.abort()  # Too slow, or gone: nothing more to say to this client.
 
 
 @types.coroutine
 def exchange(
-    site: Site, conn: h11.Connection, reader: StreamReader, writer: StreamWriter
+    site: Site, parser: RequestParser, reader: StreamReader, writer: StreamWriter
 ) -> Generator[Any, None, bool]:
     """Read one request, answer it, wait until the answer is on its way; False: stop."""
-    request = yield from receive_request(conn, reader)
-    if request is None:
+    asked = yield from receive_request(parser, reader)
+    if asked is None:
         return False  # The client closed the connection between requests.
-    response = yield from answer(site, request)
-    writer.write(response_bytes(conn, request.method, response))
+    response = yield from answer(site, asked)
+    writer.write(response_bytes(response, asked.method, asked.keep_alive))
     yield from writer.drain()  # Back-pressure: waits while the client lags behind.
-    return conn.our_state is not h11.MUST_CLOSE  # Else HTTP/1.0, or "Connection: close".
+    return asked.keep_alive  # Else HTTP/1.0, or "Connection: close".
 
 
 # --8<-- [end:connection]
@@ -109,24 +123,118 @@ def exchange(
 # --8<-- [start:receive]
 @types.coroutine
 def receive_request(
-    conn: h11.Connection, reader: StreamReader
-) -> Generator[Any, None, h11.Request | None]:
-    """Return the next whole request (its body read and dropped), None at the end.
+    parser: RequestParser, reader: StreamReader
+) -> Generator[Any, None, Asked | None]:
+    """Return the next whole request, None at the end.
 
-    Raises h11.RemoteProtocolError when the bytes are not HTTP.
+    Raises BadRequest, once the requests before it are answered, when
+    the bytes are not a request this server answers.
     """
-    request = None
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data((yield from reader.read(FEED_SIZE)))  # b"": the end.
-        elif isinstance(event, h11.Request):
-            request = event
-        elif isinstance(event, h11.EndOfMessage):
-            return request
-        elif isinstance(event, h11.ConnectionClosed):
-            return None
-        # h11.Data: a piece of a request body, which the site has no use for.
+    while not parser.requests:  # Pipelined requests are already there.
+        if parser.refused:
+            raise BadRequest(parser.refused)
+        data = yield from reader.read(RECV_SIZE)
+        if not data:
+            return None  # The end (a half-sent request gets no answer).
+        parser.feed(data)
+    return parser.requests.popleft()
+
+
+@dataclasses.dataclass
+class Asked:
+    """One whole request, as the parser found it."""
+
+    method: str
+    target: str
+    headers: dict[str, str]  # Lower-case names.
+    keep_alive: bool  # False: answer, then close the connection.
+
+
+class RequestParser:
+    """Turn the bytes of one connection into whole requests, with llhttp.
+
+    httptools calls the ``on_*`` methods below as llhttp finds the parts
+    of a request; the body, which the site has no use for, is dropped.
+    """
+
+    def __init__(self, max_head_size: int) -> None:
+        self.parser = httptools.HttpRequestParser(self)
+        self.max_head_size = max_head_size
+        self.requests: collections.deque[Asked] = collections.deque()
+        self.refused = 0  # The status to answer once the bytes are not a request.
+        self.target = ""  # Of the request being read...
+        self.headers: dict[str, str] = {}  # ...its headers so far...
+        self.head_size = 0  # ...and the bytes of its head so far.
+        # Bytes fed since llhttp last called us: httptools keeps a header
+        # that is still arriving to itself, so this is how one endless
+        # header is counted.
+        self.unreported = 0
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``: whole requests go to ``requests``; bad ones set ``refused``."""
+        self.unreported += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:  # WebSocket or CONNECT: not HTTP after this.
+            if self.requests:
+                self.requests[-1].keep_alive = False
+        except httptools.HttpParserInvalidMethodError:
+            self.refused = method_status(data)
+        except httptools.HttpParserError:  # Set already if one of our on_* stopped llhttp.
+            self.refused = self.refused or 400
+        if self.unreported > self.max_head_size and not self.refused:
+            self.refused = 431  # A header that never ends.
+
+    def refuse(self, status: int) -> NoReturn:
+        """Stop llhttp: this request is answered with ``status``, then the connection closed."""
+        self.refused = status
+        raise BadRequest(status)  # httptools turns it into HttpParserCallbackError.
+
+    def count_head(self, size: int) -> None:
+        """Add ``size`` bytes to the request head.  Raises BadRequest when over the limit."""
+        self.head_size += size
+        self.unreported = 0
+        if self.head_size > self.max_head_size:
+            self.refuse(431)
+
+    def on_message_begin(self) -> None:
+        self.target, self.headers, self.head_size, self.unreported = "", {}, 0, 0
+
+    def on_url(self, url: bytes) -> None:
+        self.target += url.decode("latin-1")  # A long target may come in pieces.
+        self.count_head(len(url))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        self.count_head(len(name) + len(value) + 4)  # With ": " and the line's end.
+
+    def on_headers_complete(self) -> None:
+        self.unreported = 0
+        version = self.parser.get_http_version()
+        if version not in ("1.0", "1.1"):
+            self.refuse(505)
+        if version == "1.1" and "host" not in self.headers:
+            self.refuse(400)  # HTTP/1.1 requires it (RFC 9112, section 3.2).
+
+    def on_body(self, body: bytes) -> None:
+        self.unreported = 0  # Read and dropped.
+
+    def on_message_complete(self) -> None:
+        # HTTP/1.0 keep-alive was a later addition that this server does not
+        # take up: it keeps HTTP/1.1 connections only.
+        keep_alive = self.parser.should_keep_alive() and self.parser.get_http_version() == "1.1"
+        method = self.parser.get_method().decode("ascii")
+        self.requests.append(Asked(method, self.target, self.headers, keep_alive))
+
+
+def method_status(data: bytes) -> int:
+    """Return 501 if ``data`` holds a request line with a method we lack, else 400.
+
+    llhttp raises the same error for an unknown method (``BREW``) and for
+    bytes that are not HTTP at all: the shape of the line tells them apart.
+    """
+    methods = (line[1].decode("ascii") for line in REQUEST_LINE.finditer(data))
+    return 501 if any(method not in KNOWN_METHODS for method in methods) else 400
 
 
 # --8<-- [end:receive]
@@ -134,41 +242,35 @@ def receive_request(
 
 # --8<-- [start:answer]
 @types.coroutine
-def answer(site: Site, request: h11.Request) -> Generator[Any, None, Response]:
-    """Return the site's answer to ``request``, after the site's latency."""
-    method = request.method.decode("ascii")
-    if method not in KNOWN_METHODS:
-        return text_response(501, "501: Not Implemented")
-    host = next((value for name, value in request.headers if name == b"host"), b"")
-    target = request.target.decode("ascii")  # h11 lets only ASCII through.
-    with site.counters.counting(target):
+def answer(site: Site, asked: Asked) -> Generator[Any, None, Response]:
+    """Return the site's answer to ``asked``, after the site's latency."""
+    if asked.method not in KNOWN_METHODS:
+        return text_response(501, "501: Not Implemented")  # PROPFIND, say: llhttp knows it.
+    host = asked.headers.get("host", "")
+    with site.counters.counting(asked.target):
         if site.latency > 0:
             yield from sleep(site.latency)
         try:
-            headers = {
-                name.decode("ascii"): value.decode("latin-1") for name, value in request.headers
-            }
-            site_request = Request(method, target, host.decode("ascii", "replace"), headers=headers)
-            return site.respond(site_request)
+            request = Request(asked.method, asked.target, host, headers=asked.headers)
+            return site.respond(request)
         except Exception:  # A bug in a page: the client gets a 500, the server goes on.
-            LOGGER.exception("the site failed to answer %s %s", method, target)
+            LOGGER.exception("the site failed to answer %s %s", asked.method, asked.target)
             return text_response(500, "500: Internal Server Error")
 
 
-def response_bytes(conn: h11.Connection, method: bytes, response: Response) -> bytes:
-    """Return the bytes of ``response`` on ``conn``; HEAD gets the head alone."""
-    headers = [(name, value) for name, value in response.headers.items()]
-    headers += [
-        ("Content-Length", str(len(response.body))),
-        ("Date", http_date(int(time.time()))),
-        ("Server", SERVER_NAME),
+def response_bytes(response: Response, method: str, keep_alive: bool) -> bytes:
+    """Return the bytes of ``response``; HEAD gets the head alone."""
+    lines = [f"HTTP/1.1 {response.status} {reason(response.status).decode()}"]
+    lines += [f"{name}: {value}" for name, value in response.headers.items()]
+    lines += [
+        f"Content-Length: {len(response.body)}",
+        f"Date: {http_date(int(time.time()))}",
+        f"Server: {SERVER_NAME}",
     ]
-    data = conn.send(
-        h11.Response(status_code=response.status, headers=headers, reason=reason(response.status))
-    )
-    if method != b"HEAD" and response.body:
-        data += conn.send(h11.Data(data=response.body))
-    return data + conn.send(h11.EndOfMessage())
+    if not keep_alive:
+        lines.append("Connection: close")  # Tells the client not to send more.
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head if method == "HEAD" else head + response.body
 
 
 @functools.cache
@@ -186,12 +288,11 @@ def http_date(second: int) -> str:
     return email.utils.formatdate(second, usegmt=True)
 
 
-def send_error(conn: h11.Connection, writer: StreamWriter, status: int, why: str) -> None:
+def send_error(writer: StreamWriter, status: int) -> None:
     """Answer a request that could not be read with ``status``, then close."""
-    if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-        LOGGER.info("answering %d to a bad request: %s", status, why)
-        response = text_response(status, f"{status}: {reason(status).decode()}")
-        writer.write(response_bytes(conn, b"GET", response))
+    LOGGER.info("answering %d to a bad request", status)
+    response = text_response(status, f"{status}: {reason(status).decode()}")
+    writer.write(response_bytes(response, "GET", keep_alive=False))
     writer.close()
 
 

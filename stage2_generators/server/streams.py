@@ -156,8 +156,10 @@ class StreamWriter:
     """Write to a connected non-blocking socket through a buffer.
 
     Invariant: the loop watches the socket for writing exactly while the
-    buffer holds bytes, and the socket is closed only once it is empty
-    (or by ``abort``).
+    buffer holds bytes, and the socket is closed only by ``close`` (once
+    the buffer is empty) or ``abort``: a failed send does not close it,
+    since the connection's reader may be waiting on it (a reset socket is
+    readable, so that reader learns the end by itself).
     """
 
     def __init__(self, sock: socket.socket) -> None:
@@ -190,7 +192,10 @@ class StreamWriter:
         except OSError as error:  # The peer reset the connection: nothing more goes out.
             self._error = error
             self._buffer.clear()
-            self._close_now()
+            self._loop.remove_writer(self._fd)
+            self._wake_drain_waiter()  # drain() raises the error.
+            if self._closing:  # close() was called: nobody uses the socket any more.
+                self._close_now()
             return 0
 
     def _on_writable(self) -> None:
@@ -257,7 +262,7 @@ class StreamWriter:
 
     def is_closing(self) -> bool:
         """Tell whether close() or abort() was called or the connection was lost."""
-        return self._closing
+        return self._closing or self._error is not None
 
     @types.coroutine
     def wait_closed(self) -> Generator[Any, None, None]:

@@ -30,7 +30,17 @@ from stage2_generators.server.streams import DEFAULT_LIMIT, StreamReader, Stream
 from stage2_generators.tasks import Task, current_task, sleep
 
 LOGGER = logging.getLogger("stage2_generators")
-ACCEPT_RETRY_DELAY = 1.0  # Seconds to pause accepting when out of file descriptors.
+ACCEPT_RETRY_DELAY = 1.0  # Seconds to pause accepting after an error not of one connection.
+# Errors of the one connection being accepted, which Linux's accept() passes
+# on (its manual, "Error handling"): that client is gone or was refused, the
+# next one may be fine.  ENONET is Linux's own.
+CONNECTION_ERRORS = {
+    errno.ECONNABORTED, errno.EPERM, errno.EPROTO, errno.ENETDOWN, errno.ENOPROTOOPT,
+    errno.EHOSTDOWN, getattr(errno, "ENONET", errno.ENETDOWN), errno.EHOSTUNREACH,
+    errno.EOPNOTSUPP, errno.ENETUNREACH,
+}  # fmt: skip
+# Out of file descriptors or memory: wait for some to be freed.
+RESOURCE_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 ClientConnected = Callable[[StreamReader, StreamWriter], Any]
 
 
@@ -46,6 +56,7 @@ class Server:
         self._limit = limit
         self._loop = get_running_loop()
         self._clients: dict[Task, StreamWriter] = {}
+        self.accept_retry_delay = ACCEPT_RETRY_DELAY
         self._closed = self._loop.create_future()  # Done once closed and no client is left.
         self._accepting = self._loop.create_task(self._accept_loop())
         self._accepting.add_done_callback(self._accepting_done)
@@ -66,17 +77,32 @@ class Server:
             while True:
                 try:
                     conn, _ = yield from self._loop.sock_accept(self._sock)
-                except OSError as error:  # Out of file descriptors, say: wait, retry.
-                    if error.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS):
-                        raise
-                    LOGGER.error("cannot accept a connection: %s", error)
-                    yield from sleep(ACCEPT_RETRY_DELAY)
+                except OSError as error:  # Logged: a server goes on accepting.
+                    yield from self._accept_failed(error)
                     continue
                 writer = StreamWriter(conn)
                 task = self._loop.create_task(self._serve(StreamReader(conn, self._limit), writer))
                 self._clients[task] = writer
         finally:
             self._sock.close()  # Only now: the accept loop no longer watches it.
+
+    @types.coroutine
+    def _accept_failed(self, error: OSError) -> Generator[Any, None, None]:
+        """Log why accept() failed; pause, unless only that one connection failed.
+
+        Raises ``error`` again if the listening socket itself was closed.
+        """
+        if self._sock.fileno() == -1:
+            raise error
+        if error.errno in CONNECTION_ERRORS:
+            LOGGER.info("a connection failed before it was accepted: %s", error)
+            return
+        if error.errno in RESOURCE_ERRORS:
+            LOGGER.error("cannot accept a connection: %s", error)
+        else:  # Unexpected: reported with its traceback, as a bug would be.
+            message = "accept() failed; the server goes on accepting"
+            self._loop.call_exception_handler({"message": message, "exception": error})
+        yield from sleep(self.accept_retry_delay)  # Do not spin while the cause lasts.
 
     # --8<-- [end:server]
 

@@ -21,6 +21,7 @@ from stage2_generators.steps.queues import Queue, run
 from stage2_generators.steps.yield_from import Coroutine, fetch
 
 
+# --8<-- [start:crawler]
 class Crawler:
     """Crawl the site of ``root`` with ``max_tasks`` workers."""
 
@@ -54,6 +55,7 @@ class Crawler:
         for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
+        # --8<-- [end:crawler]
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from stage1_callbacks.steps.callback import loop
 from stage1_callbacks.steps.nonblocking import start_connecting
 
 
+# --8<-- [start:future]
 class Future:
     """A result that is not there yet, and the callbacks that wait for it."""
 
@@ -58,8 +59,10 @@ class Task:
         except StopIteration:
             return  # The generator returned: the task is done.
         next_future.add_done_callback(self.step)
+        # --8<-- [end:future]
 
 
+# --8<-- [start:fetch]
 def fetch(
     url: str, selector: selectors.BaseSelector, progress: Progress
 ) -> Generator[Future, Any, None]:
@@ -83,6 +86,7 @@ def fetch(
         response += chunk
     sock.close()
     progress.end(url, status_line(response))
+    # --8<-- [end:fetch]
 
 
 if __name__ == "__main__":

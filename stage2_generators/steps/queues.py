@@ -23,6 +23,7 @@ from stage2_generators.steps.yield_from import (
 )
 
 
+# --8<-- [start:queue]
 class Queue:
     """A FIFO queue for coroutines, with the count of items not done yet."""
 
@@ -58,6 +59,7 @@ class Queue:
             waiter = Future()
             self.joiners.append(waiter)
             yield from waiter
+        # --8<-- [end:queue]
 
 
 def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
@@ -72,6 +74,7 @@ def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
     loop(selector, running)
 
 
+# --8<-- [start:worker]
 def worker(
     q: Queue, selector: selectors.BaseSelector, progress: Progress
 ) -> Coroutine:
@@ -80,6 +83,7 @@ def worker(
         url = yield from q.get()
         yield from fetch_and_print(url, selector, progress)
         q.task_done()
+    # --8<-- [end:worker]
 
 
 if __name__ == "__main__":

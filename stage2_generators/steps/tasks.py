@@ -1,12 +1,11 @@
 """Step 5 of stage 2: a Task that is itself a Future.
 
-So far a Task only pushed its generator along: what the generator returned
-was lost, and what it raised came out of ``Task.step`` into the loop.
-Here a ``Task`` is a ``Future`` of its coroutine's outcome: ``_step`` sets
-the result when the coroutine returns and the exception when it raises.
-A coroutine waits for a task with ``yield from task``, like for any
-future, and ``_wakeup`` throws a failed task's error in right there, where
-``try`` catches it.  The names are those of the finished stage's ``Task``.
+So far a Task only pushed its generator along: its return value was lost,
+and what it raised came out of ``Task.step`` into the loop.  Now a
+``Task`` is a ``Future`` of its coroutine's outcome (with the names of the
+finished stage's): ``_step`` sets the result when the coroutine returns,
+the exception when it raises.  A coroutine waits for a task with ``yield
+from task``; if the task failed, ``_wakeup`` throws its error in there.
 
 Still wrong: no cancellation, no timer (a server that never answers is
 waited for forever), and callbacks still run inline, from inside
@@ -22,6 +21,7 @@ from stage2_generators.steps.future import Future
 from stage2_generators.steps.yield_from import Coroutine, fetch_and_print
 
 
+# --8<-- [start:task]
 class Task(yield_from.Future):
     """Run a coroutine; end, as a Future, with what it returns or raises."""
 
@@ -70,6 +70,7 @@ class Task(yield_from.Future):
         if not self._done:
             yield self  # Up to the Task that waits for this one.
         return self.result()
+        # --8<-- [end:task]
 
 
 def fetch_all(

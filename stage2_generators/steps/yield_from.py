@@ -31,6 +31,7 @@ from stage2_generators.steps import future
 Coroutine = Generator["Future", Any, Any]
 
 
+# --8<-- [start:yield-from]
 class Future(future.Future):
     """A Future that a coroutine can wait for with ``yield from``."""
 
@@ -75,6 +76,7 @@ def fetch(url: str, selector: selectors.BaseSelector) -> Coroutine:
     response = yield from read_all(selector, sock)
     sock.close()
     return response
+    # --8<-- [end:yield-from]
 
 
 def fetch_and_print(

@@ -26,7 +26,14 @@ import stage2_generators
 from stage2_generators.crawler import Crawler, run
 from stage2_generators.futures import Future
 from stage2_generators.tasks import Task
-from tests.acceptance import TaskGroupTests, open_fds, run_with_deadline, wait_for_fds
+from stage2_generators.tests.libraries import STAGE2
+from tests.acceptance import (
+    SharedRobotsTests,
+    TaskGroupTests,
+    open_fds,
+    run_with_deadline,
+    wait_for_fds,
+)
 from tests.servers import PageServer
 from tests.tls import client_tls, server_tls
 
@@ -124,6 +131,11 @@ def test_a_bug_on_one_url_neither_hangs_nor_loses_it(pages: PageServer) -> None:
 
 class TestTaskGroup(TaskGroupTests):
     stage = stage2_generators
+
+
+class TestSharedRobots(SharedRobotsTests):
+    stage = stage2_generators
+    lib = STAGE2
 
 
 class InterruptedCrawler(Crawler):

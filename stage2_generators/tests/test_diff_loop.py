@@ -553,6 +553,27 @@ def test_a_pending_task_destroyed_is_logged(
     assert messages[0].startswith("Task was destroyed but it is pending!")
 
 
+def test_a_forgotten_pending_task_is_freed_while_the_loop_runs(
+    lib: SimpleNamespace, lib_loop: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # What docs/examples/forgotten_tasks.py shows of asyncio: the loop holds
+    # its tasks weakly.  Stage 2's loop held every task until it was done,
+    # so a forgotten task lived, silent, as long as the loop.
+    async def wait_forever() -> None:
+        await lib.get_running_loop().create_future()  # Nothing will resolve it.
+
+    async def main() -> list[str]:
+        task = lib.create_task(wait_forever())
+        await lib.sleep(0)  # It runs up to its await and waits.
+        del task
+        collect()
+        return [record.getMessage() for record in caplog.records]
+
+    messages = lib_loop.run_until_complete(main())
+    assert len(messages) == 1
+    assert messages[0].startswith("Task was destroyed but it is pending!")
+
+
 def test_a_finished_task_destroyed_is_not_logged(
     lib: SimpleNamespace, lib_loop: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -119,7 +119,7 @@ def test_http_10_client_gets_its_answer_then_the_connection_closes(served) -> No
 
 
 def test_http_10_keep_alive_is_refused_the_connection_closes_all_the_same(served) -> None:
-    """h11 keeps HTTP/1.1 connections only: ``ab -k``, an HTTP/1.0 client, gets none kept."""
+    """The server keeps HTTP/1.1 connections only: ``ab -k``, an HTTP/1.0 client, gets none kept."""
     with connect(served) as sock:
         sock.sendall(b"GET /pages/1/ HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         status, headers, _ = read_answers(sock, ["GET"])[0]
@@ -188,10 +188,61 @@ def test_oversized_header_gets_431(served) -> None:
         assert closed_by_server(sock)
 
 
-def test_unknown_method_gets_501_and_the_connection_goes_on(served) -> None:
+def test_a_method_the_server_lacks_gets_501_and_the_connection_goes_on(served) -> None:
+    """llhttp knows PROPFIND (WebDAV) and parses the request; the server does not serve it."""
     with connect(served) as sock:
-        sock.sendall(get("/", "BREW") + get("/pages/1/"))
-        assert [a[0] for a in read_answers(sock, ["BREW", "GET"])] == [501, 200]
+        sock.sendall(get("/", "PROPFIND") + get("/pages/1/"))
+        assert [a[0] for a in read_answers(sock, ["PROPFIND", "GET"])] == [501, 200]
+
+
+def test_unknown_method_gets_501_then_the_connection_closes(served) -> None:
+    """llhttp stops at a method it does not know: where the next request begins is lost."""
+    with connect(served) as sock:
+        sock.sendall(get("/pages/2/") + get("/", "BREW") + get("/pages/1/"))
+        assert [a[0] for a in read_answers(sock, ["GET", "BREW"])] == [200, 501]
+        assert closed_by_server(sock)
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status"),
+    [("GET / HTTP/2.0", 505), ("GET / HTTP/1.1", 400), ("GET / HTTP/1.1\r\nHost a", 400)],
+    ids=["version", "no-host", "bad-header"],
+)
+def test_requests_that_cannot_be_served_get_an_error_then_the_connection_closes(
+    served, request_line: str, status: int
+) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/pages/2/") + f"{request_line}\r\n\r\n".encode())
+        assert [a[0] for a in read_answers(sock, ["GET", "GET"])] == [200, status]
+        assert closed_by_server(sock)
+
+
+def test_a_long_target_gets_431(served) -> None:
+    with connect(served) as sock:
+        sock.sendall(get("/" + "a" * 30_000))
+        assert read_answers(sock, ["GET"])[0][0] == 431
+        assert closed_by_server(sock)
+
+
+def test_one_endless_header_gets_431_before_it_ends(served) -> None:
+    """httptools keeps a header to itself until it ends: the bytes fed are counted meanwhile."""
+    with connect(served) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: test\r\nX-Endless: ")
+        try:
+            for _ in range(100):  # 1.6 MB, far beyond the limit and one read more.
+                sock.sendall(b"a" * 16_384)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # Closed after its 431, while we were still sending.
+        assert read_answers(sock, ["GET"])[0][0] == 431
+
+
+def test_an_upgrade_is_answered_then_the_connection_closes(served) -> None:
+    """Upgrade (WebSocket) or CONNECT: what the client sends next would not be HTTP."""
+    with connect(served) as sock:
+        sock.sendall(get("/", extra="Connection: upgrade\r\nUpgrade: websocket\r\n"))
+        status, headers, _ = read_answers(sock, ["GET"])[0]
+        assert (status, headers["connection"]) == (200, "close")
+        assert closed_by_server(sock)
 
 
 # --- Slow, silent and vanishing clients --------------------------------------------------

@@ -7,11 +7,16 @@ Modelled on CPython's ``test_asyncio/test_base_events.py`` and
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import gc
 import logging
 import selectors
+import signal
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -19,6 +24,7 @@ from stage2_generators import loop as event_loop
 from stage2_generators.events import get_running_loop
 from stage2_generators.futures import CancelledError
 from stage2_generators.loop import MIN_SCHEDULED_TIMER_HANDLES, EventLoop
+from stage2_generators.taskgroups import TaskGroup
 from stage2_generators.tasks import all_tasks, create_task, sleep
 from stage2_generators.tests.support import run_briefly
 
@@ -296,6 +302,82 @@ def test_run_cleans_up_after_ctrl_c(pair) -> None:
     assert loops[0].is_closed()
 
 
+@pytest.mark.usefixtures("sigint")
+def test_ctrl_c_cancels_main_where_it_waits_not_where_the_loop_is() -> None:
+    # Python's handler raised KeyboardInterrupt in whatever callback ran:
+    # between taking a callback from the ready queue and calling it, that
+    # lost the callback, and its task was never woken, nor cancelled.
+    seen = []
+
+    def ctrl_c_in_a_callback() -> None:
+        signal.raise_signal(signal.SIGINT)  # As if the user pressed Ctrl+C now.
+        seen.append("the callback ran to its end")
+
+    def main():
+        get_running_loop().call_soon(ctrl_c_in_a_callback)
+        try:
+            yield from sleep(FAR)
+        except CancelledError:
+            seen.append("main cancelled where it waits")
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        event_loop.run(main())
+    assert seen == ["the callback ran to its end", "main cancelled where it waits"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.usefixtures("sigint")
+def test_ctrl_c_wakes_a_loop_that_waits_in_select() -> None:
+    # A signal arriving in select() must not leave it waiting: the handler
+    # writes to a socket the loop watches.  From another thread, as a
+    # terminal would send it, once the loop waits for a socket.
+    main_thread = threading.get_ident()
+    first, second = socket.socketpair()
+    first.setblocking(False)
+
+    def main():
+        loop = get_running_loop()
+        kill = threading.Thread(target=signal.pthread_kill, args=(main_thread, signal.SIGINT))
+        loop.call_soon(kill.start)
+        yield from loop.sock_recv(first, 1)  # Nothing ever comes.
+
+    with first, second, pytest.raises(KeyboardInterrupt):
+        event_loop.run(main())
+
+
+def test_an_interrupt_passed_on_by_a_task_group_is_not_reported_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The task group raised its child's KeyboardInterrupt again in main
+    # while run() cancelled what was left: that stopped the cleanup, and
+    # main's exception was logged as never retrieved.
+    cleaned = []
+
+    async def sibling() -> None:
+        try:
+            await sleep(FAR)
+        finally:
+            cleaned.append("sibling")
+
+    async def child() -> None:
+        await sleep(0)
+        raise KeyboardInterrupt
+
+    async def main() -> None:
+        async with TaskGroup() as group:
+            group.create_task(sibling())
+            group.create_task(child())
+            await sleep(FAR)
+
+    with pytest.raises(KeyboardInterrupt):
+        event_loop.run(main())
+    gc.collect()
+    assert cleaned == ["sibling"]
+    errors = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert errors == []
+
+
 def test_run_inside_a_running_loop_is_refused(loop: EventLoop) -> None:
     errors = []
 
@@ -453,6 +535,51 @@ def test_cancelling_sock_recv_removes_the_reader(loop: EventLoop, pair) -> None:
     with pytest.raises(CancelledError):
         loop.run_until_complete(task)
     assert not loop._selector.get_map()
+
+
+def test_a_wait_that_ends_leaves_a_newer_handler_of_its_descriptor(loop: EventLoop, pair) -> None:
+    # The wait's cleanup removed whatever handler the descriptor had: here
+    # the newer reader, which then never ran (and the loop had nothing left
+    # to wait for).
+    first, second = pair
+    waiter = loop.create_task(loop.sock_recv(first, 100))
+    run_briefly(loop)  # The waiter watches the socket now.
+    called = loop.create_future()
+
+    def newer_reader() -> None:
+        if not called.done():
+            called.set_result(True)
+
+    loop.add_reader(first.fileno(), newer_reader)
+    waiter.cancel()
+    with pytest.raises(CancelledError):
+        loop.run_until_complete(waiter)
+    second.send(b"x")
+    assert loop.run_until_complete(called) is True
+    loop.remove_reader(first.fileno())
+
+
+class InterruptedConnectSocket(socket.socket):
+    """A socket whose connect() is interrupted by a signal (EINTR) as it starts."""
+
+    def connect(self, address: Any) -> None:
+        with contextlib.suppress(BlockingIOError):
+            super().connect(address)  # The kernel starts connecting, or is done.
+        raise InterruptedError(errno.EINTR, "Interrupted system call")
+
+
+def test_sock_connect_waits_on_after_an_interrupted_call(loop: EventLoop) -> None:
+    # InterruptedError was raised as a failure, though the kernel goes on
+    # connecting, as after EINPROGRESS.
+    with (
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        InterruptedConnectSocket() as client,
+    ):
+        client.setblocking(False)
+        loop.run_until_complete(loop.sock_connect(client, listener.getsockname()))
+        conn, _ = listener.accept()
+        with conn:
+            assert conn.getpeername() == client.getsockname()
 
 
 def test_sock_connect_and_talk(loop: EventLoop) -> None:

@@ -7,9 +7,13 @@ listening sockets on 127.0.0.1.
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
 import selectors
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -25,7 +29,7 @@ from stage2_generators.server.streams import (
     open_connection,
 )
 from stage2_generators.server.tcp import Server, start_server
-from stage2_generators.tasks import gather
+from stage2_generators.tasks import gather, sleep
 from stage2_generators.tests.support import run_briefly
 
 BIG = 4 * 2**20  # More than the kernel buffers of a socket pair hold.
@@ -219,9 +223,28 @@ def test_drain_raises_when_the_peer_has_gone(loop: EventLoop, pair) -> None:
     with pytest.raises(ConnectionResetError, match="connection lost"):
         loop.run_until_complete(writer.drain())
     assert writer.is_closing()
+    assert not watched_for_writing(loop, ours)
+    assert ours.fileno() != -1  # Until its owner closes it: a reader may wait on it.
+    writer.close()
     loop.run_until_complete(writer.wait_closed())
     assert ours.fileno() == -1
-    assert not watched_for_writing(loop, ours)
+
+
+def test_a_failed_send_leaves_the_socket_to_the_reader_waiting_on_it(loop: EventLoop, pair) -> None:
+    # The writer closed the socket when a send failed, while the reader
+    # waited on it: the reader then read from a closed socket (EBADF), and
+    # the number of the closed socket stayed in the selector.
+    ours, peer = pair
+    reader, writer = in_loop(loop, lambda: (StreamReader(ours), StreamWriter(ours)))
+    writer.write(b"x" * BIG)  # Held in the buffer: the peer does not read.
+    reading = loop.create_task(reader.read(100))
+    run_briefly(loop)  # The reader waits for the socket now.
+    peer.close()  # With unread bytes: a reset, both readable and writable (EPIPE).
+    with pytest.raises(ConnectionResetError):  # What the socket says, not EBADF.
+        loop.run_until_complete(reading)
+    assert ours.fileno() != -1 and writer.is_closing()
+    writer.close()
+    assert ours.fileno() == -1 and not loop._selector.get_map()
 
 
 def test_close_sends_the_buffer_before_closing(loop: EventLoop, pair) -> None:
@@ -357,6 +380,55 @@ def test_an_error_in_client_connected_is_reported_and_closes_the_connection(
 
     assert loop.run_until_complete(main()) == b""
     assert [type(context["exception"]) for context in reported] == [ValueError]
+
+
+class FailingListener(socket.socket):
+    """A listening socket whose accept() first fails with each of ``errors``."""
+
+    errors: list[int]
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if self.errors:
+            number = self.errors.pop(0)
+            raise OSError(number, os.strerror(number))
+        return super().accept()
+
+
+@pytest.mark.parametrize(
+    "number",
+    [errno.ECONNABORTED, errno.EPERM, errno.EPROTO, errno.EMFILE, errno.EINVAL],
+    ids=errno.errorcode.get,
+)
+def test_a_failed_accept_is_logged_and_the_server_goes_on(
+    loop: EventLoop, number: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Any error but EMFILE, ENFILE and ENOBUFS ended the accepting task:
+    # the server stayed up, accepting no one, for good.
+    reported = []
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
+    listener = FailingListener()
+    listener.errors = [number]
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+
+    def main():
+        server = Server(listener, shout)
+        server.accept_retry_delay = 0  # The pause after an error that is no client's own.
+        while listener.errors:
+            yield from sleep(0)
+        yield from sleep(0)  # The accepting task has handled the error.
+        serving = server.is_serving()
+        answers = (yield from talk(port_of(server), [b"x\n"])) if serving else None
+        server.close()
+        yield from server.wait_closed()
+        return serving, answers
+
+    with caplog.at_level(logging.INFO, logger="stage2_generators"):
+        assert loop.run_until_complete(main()) == (True, [b"X\n"])
+    said = [record.getMessage() for record in caplog.records]
+    said += [str(context["exception"]) for context in reported]  # An unexpected error.
+    assert len(said) == 1 and os.strerror(number) in said[0]
 
 
 def test_start_server_on_a_port_in_use_raises(loop: EventLoop) -> None:

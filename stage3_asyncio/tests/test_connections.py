@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import resource
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import aiohttp
 import pytest
@@ -98,6 +100,40 @@ async def reuse_marks() -> list[bool]:
 
 def test_the_connector_marks_a_request_sent_on_a_kept_connection() -> None:
     assert asyncio.run(reuse_marks()) == [False, True, True]
+
+
+# --- Many connections open at once ----------------------------------------------
+
+MANY = 1100  # Connections held open: their two ends take descriptors past 1023.
+
+
+@contextlib.contextmanager
+def many_connections(count: int) -> Iterator[None]:
+    """Hold ``count`` TCP connections open (both ends), raising the descriptor limit if needed."""
+    needed = 2 * count + 200  # Both ends, and what the test itself opens.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"{needed} file descriptors are needed and the hard limit is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    sockets: list[socket.socket] = []
+    try:
+        with socket.create_server(("127.0.0.1", 0), backlog=count) as listener:
+            for _ in range(count):
+                sockets.append(socket.create_connection(listener.getsockname()))
+                sockets.append(listener.accept()[0])
+        yield
+    finally:
+        for sock in sockets:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_kept_connection_past_descriptor_1023_is_checked_too() -> None:
+    # select.select() raised ValueError for such a socket ("filedescriptor
+    # out of range"), and every request on a kept connection failed.
+    with many_connections(MANY):
+        assert asyncio.run(reuse_marks()) == [False, True, True]
 
 
 # --- Bytes right after a complete response ------------------------------------------

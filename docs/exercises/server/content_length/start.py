@@ -8,25 +8,21 @@ Large`` as soon as its head has been read, before any of its body, and
 close the connection.  A body of ``MAX_BODY`` bytes or fewer is read as
 before.
 
-This is the finished server's connection code (``serve_connection`` and
-``exchange`` in ``stage2_generators/server/http_server.py``), copied so
-that you can change it; ``handler`` is what the server runs for each
-connection.
+This is the finished server's connection code (``serve_connection`` in
+``stage2_generators/server/http_server.py``), copied so that you can
+change it; ``handler`` is what the server runs for each connection.
 """
 
-import functools
 import types
 from collections.abc import Generator
 from typing import Any
 
-import h11
-
 from shared.testsite.site import Site
 from stage2_generators.server.http_server import (
+    BadRequest,
     Limits,
-    answer,
-    receive_request,
-    response_bytes,
+    RequestParser,
+    exchange,
     send_error,
 )
 from stage2_generators.server.streams import StreamReader, StreamWriter
@@ -46,28 +42,15 @@ def serve_connection(
     site: Site, reader: StreamReader, writer: StreamWriter, limits: Limits
 ) -> Generator[Any, None, None]:
     """Answer the requests of one connection, in order, until it ends."""
-    conn = h11.Connection(
-        h11.SERVER, max_incomplete_event_size=limits.max_head_size
-    )
-    talk = functools.partial(exchange, site, conn, reader, writer)
+    parser = RequestParser(limits.max_head_size)
     try:
-        while (yield from wait_for(talk(), limits.idle_timeout)):
-            conn.start_next_cycle()
-    except h11.RemoteProtocolError as error:
-        send_error(conn, writer, error.error_status_hint, str(error))
+        while (
+            yield from wait_for(
+                exchange(site, parser, reader, writer), limits.idle_timeout
+            )
+        ):
+            pass
+    except BadRequest as error:
+        send_error(writer, error.status)  # Answers, then closes.
     except (TimeoutError, ConnectionError):
         writer.abort()
-
-
-@types.coroutine
-def exchange(
-    site: Site, conn: h11.Connection, reader: StreamReader, writer: StreamWriter
-) -> Generator[Any, None, bool]:
-    """Read one request, answer it; return False to close the connection."""
-    request = yield from receive_request(conn, reader)
-    if request is None:
-        return False
-    response = yield from answer(site, request)
-    writer.write(response_bytes(conn, request.method, response))
-    yield from writer.drain()
-    return conn.our_state is not h11.MUST_CLOSE

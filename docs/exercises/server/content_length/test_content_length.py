@@ -59,7 +59,7 @@ def test_a_too_large_body_gets_413_before_it_is_sent(
         f"to a request whose head says Content-Length: {size} (over "
         f"MAX_BODY = {exercise.MAX_BODY}), the server answered: {got}.  "
         f"Answer 413 as soon as the head is read, before reading the "
-        f"body (look at the h11.Request's headers), then close"
+        f"body (look at the headers in on_headers_complete), then close"
     )
 
 

@@ -11,11 +11,11 @@ import types
 from collections.abc import Generator
 from typing import Any
 
-import h11
-
 from shared.testsite.site import Site
 from stage2_generators.server.http_server import (
+    BadRequest,
     Limits,
+    RequestParser,
     receive_request,
     send_error,
     serve_connection,
@@ -66,12 +66,12 @@ def refuse(
     reader: StreamReader, writer: StreamWriter, limits: Limits
 ) -> Generator[Any, None, None]:
     """Read one request, answer it 503, and close."""
-    conn = h11.Connection(
-        h11.SERVER, max_incomplete_event_size=limits.max_head_size
-    )
+    parser = RequestParser(limits.max_head_size)
     try:
-        yield from wait_for(receive_request(conn, reader), limits.idle_timeout)
-    except (h11.RemoteProtocolError, TimeoutError, ConnectionError):
+        yield from wait_for(
+            receive_request(parser, reader), limits.idle_timeout
+        )
+    except (BadRequest, TimeoutError, ConnectionError):
         writer.abort()
         return
-    send_error(conn, writer, 503, "too many clients")  # Answers, closes.
+    send_error(writer, 503)  # Answers, closes.
