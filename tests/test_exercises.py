@@ -166,7 +166,9 @@ def read_report(report: Path) -> Outcomes:
     return outcomes
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may give the one worker of the group other
+# tests in between, and a module fixture would then run again.
+@pytest.fixture(scope="session")
 def batches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcomes]:
     return run_exercises(tmp_path_factory.mktemp("exercises"))
 

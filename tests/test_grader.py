@@ -61,7 +61,9 @@ def sections(output: str) -> dict[str, list[str]]:
     return found
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may give the one worker of the group other
+# tests in between, and a module fixture would then run again.
+@pytest.fixture(scope="session")
 def graded() -> dict[str, list[str]]:
     """Grade every broken crawler in one pytest run (slow tests left out)."""
     files = [f"tests/broken/{name}.py" for name in BROKEN]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,13 @@ def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureReque
     """With ``-n auto``, the tests of the built site go to one worker: one build, not one each."""
     assert request.config.pluginmanager.hasplugin("xdist")
     assert "--dist loadgroup" in " ".join(request.config.getini("addopts"))
+    on_a_worker = "PYTEST_XDIST_WORKER" in os.environ
     for item in request.session.items:  # The tests of this run (all, or those selected).
         if "built_site" in getattr(item, "fixturenames", ()):
             group = item.get_closest_marker("xdist_group")
             assert group is not None and group.args == ("docs_site",), item.nodeid
+            # The mark works only if xdist could note the group in the test's id.
+            assert not on_a_worker or item.nodeid.endswith("@docs_site"), item.nodeid
             limit = item.get_closest_marker("timeout")  # The build's time, and the test's.
             assert limit is not None and limit.args[0] > float(request.config.getini("timeout"))
 
