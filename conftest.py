@@ -52,6 +52,9 @@ def sigint() -> Iterator[None]:
 BUILD_TIMEOUT = 300  # Seconds the docs build may take: it runs every command the pages show.
 
 
+# First: pytest-xdist notes each test's group in its id in a hook of its own,
+# which must see the marks this one adds.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Send every test of the built docs site to one pytest-xdist worker, with time to build it.
 
