@@ -44,12 +44,18 @@ class CrawlLimitReached(Skipped):
     """The URL is past ``max_pages`` or ``max_depth``: not fetched."""
 
 
-def failure(url: str, exception: BaseException) -> FetchStatistic:
-    """Return the statistic of a URL that could not be fetched at all."""
+def without_body(
+    url: str,
+    *,
+    next_url: str | None = None,
+    status: int | None = None,
+    exception: BaseException | None = None,
+) -> FetchStatistic:
+    """Return the statistic of a URL whose body was never read: no size, type or links."""
     return FetchStatistic(
         url=url,
-        next_url=None,
-        status=None,
+        next_url=next_url,
+        status=status,
         exception=exception,
         size=0,
         content_type=None,
@@ -59,31 +65,16 @@ def failure(url: str, exception: BaseException) -> FetchStatistic:
     )
 
 
+def failure(url: str, exception: BaseException) -> FetchStatistic:
+    """Return the statistic of a URL that could not be fetched at all."""
+    return without_body(url, exception=exception)
+
+
 def skipped(url: str, reason: Skipped) -> FetchStatistic:
     """Return the statistic of a URL the crawl did not fetch, and why."""
-    return FetchStatistic(
-        url=url,
-        next_url=None,
-        status=None,
-        exception=reason,
-        size=0,
-        content_type=None,
-        encoding=None,
-        num_urls=0,
-        num_new_urls=0,
-    )
+    return without_body(url, exception=reason)
 
 
 def redirect(url: str, next_url: str, status: int) -> FetchStatistic:
     """Return the statistic of a URL that redirected to ``next_url``."""
-    return FetchStatistic(
-        url=url,
-        next_url=next_url,
-        status=status,
-        exception=None,
-        size=0,
-        content_type=None,
-        encoding=None,
-        num_urls=0,
-        num_new_urls=0,
-    )
+    return without_body(url, next_url=next_url, status=status)
