@@ -10,8 +10,9 @@ about an interleaving or a server, plausible wrong solutions
 its mistake.
 
 The starting files and the solutions are run in two pytest processes in
-all, side by side (a JUnit XML report says how each test ended); the
-wrong solutions in one process each.  The exercises' tests live outside
+all (a JUnit XML report says how each test ended), the wrong solutions in
+one process each; two of these processes run side by side, once per test
+run.  The exercises' tests live outside
 the ``testpaths`` of pyproject.toml, so a plain ``pytest`` does not
 collect them: their failures on the starting files are the reader's to
 fix, not the suite's.
@@ -24,20 +25,16 @@ import sys
 import tomllib
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from tests.valkey import valkey_binary
 
-pytestmark = [
-    pytest.mark.slow,  # pytest in a subprocess, and the exercises' servers.
-    # The first test of the batches runs them all, waiting out the deadlines
-    # of the starting files' tests: more than a test's usual limit when busy.
-    pytest.mark.timeout(300),
-]
-# The tests that read the two batches share one worker, which runs each once.
-BATCHES = pytest.mark.xdist_group("exercises")
+pytestmark = pytest.mark.slow  # pytest in a subprocess, and the exercises' servers.
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "docs" / "exercises"
@@ -122,6 +119,27 @@ WRONG_MESSAGES = {
 
 # What a test ended with: "passed", "skipped", or the failure's message.
 Outcomes = dict[str, list[str]]
+SIDE_BY_SIDE = 2  # The pytest processes run at once.
+PROCESSES = 2 + len(WRONG_MESSAGES)  # The two batches, and one per wrong solution.
+
+
+def batches(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test that reads the batches: they run once, on its worker, and in its time.
+
+    The tests that read them share one worker, and the first runs them all,
+    waiting out the starting files' deadlines: more than a test's usual
+    limit when the machine is busy.
+    """
+    rounds = -(-PROCESSES // SIDE_BY_SIDE)
+    test = pytest.mark.timeout(rounds * TIMEOUT + 60)(test)
+    return pytest.mark.xdist_group("exercises")(test)
+
+
+class Runs(NamedTuple):
+    """Each batch's outcomes (by starting file or solution), and each wrong solution's process."""
+
+    batches: dict[str, Outcomes]
+    wrong: dict[str, subprocess.CompletedProcess[str]]
 
 
 def pytest_args(*args: str) -> list[str]:
@@ -129,25 +147,38 @@ def pytest_args(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
 
 
-def run_exercises(tmp_path: Path) -> dict[str, Outcomes]:
-    """Run every exercise's test on start.py and on solution.py, side by side.
+def run_pytest(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run pytest on ``args`` from the repository root; return how it ended and what it printed."""
+    return subprocess.run(
+        pytest_args(*args), cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT
+    )
 
-    Return, for each file, each exercise's outcomes.
+
+def run_exercises(tmp_path: Path) -> Runs:
+    """Run every exercise's test on start.py and on solution.py, and on each wrong solution.
+
+    Return, for start.py and solution.py, each exercise's outcomes; for
+    each wrong solution, its pytest process.  The two batches start first,
+    the longest; two processes run side by side (each is mostly pytest
+    starting up, or waiting out a deadline; more at once would starve the
+    solutions' tests of the processor on a busy machine).
     """
-    runs = {}
-    for file in ("start.py", "solution.py"):
-        report = tmp_path / f"{file}.xml"
-        command = pytest_args(str(EXERCISES), "--exercise", file, f"--junitxml={report}")
-        process = subprocess.Popen(
-            command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        runs[file] = (process, report)
+    reports = {file: tmp_path / f"{file}.xml" for file in ("start.py", "solution.py")}
+    commands = [
+        [str(EXERCISES), "--exercise", file, f"--junitxml={report}"]
+        for file, report in reports.items()
+    ] + [
+        [str(EXERCISES / exercise), "--exercise", str(WRONG / f"{variant}.py")]
+        for variant, (exercise, _) in WRONG_MESSAGES.items()
+    ]
+    with ThreadPoolExecutor(SIDE_BY_SIDE) as pool:
+        done = list(pool.map(run_pytest, commands))
     outcomes = {}
-    for file, (process, report) in runs.items():
-        output, _ = process.communicate(timeout=TIMEOUT)
-        assert process.returncode in (0, 1), output  # Tests passed or failed; nothing else.
+    for (file, report), batch in zip(reports.items(), done, strict=False):
+        output = batch.stdout + batch.stderr
+        assert batch.returncode in (0, 1), output  # Tests passed or failed; nothing else.
         outcomes[file] = read_report(report)
-    return outcomes
+    return Runs(outcomes, dict(zip(WRONG_MESSAGES, done[len(reports) :], strict=True)))
 
 
 def read_report(report: Path) -> Outcomes:
@@ -169,7 +200,7 @@ def read_report(report: Path) -> Outcomes:
 # Session, not module: xdist may give the one worker of the group other
 # tests in between, and a module fixture would then run again.
 @pytest.fixture(scope="session")
-def batches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcomes]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     return run_exercises(tmp_path_factory.mktemp("exercises"))
 
 
@@ -195,13 +226,11 @@ def test_a_plain_pytest_does_not_collect_the_exercises() -> None:
     assert testpaths and all(not EXERCISES.is_relative_to(REPO / path) for path in testpaths)
 
 
-@BATCHES
+@batches
 @pytest.mark.parametrize("exercise", sorted(START_MESSAGES))
-def test_the_start_fails_with_a_message_to_act_on(
-    exercise: str, batches: dict[str, Outcomes]
-) -> None:
+def test_the_start_fails_with_a_message_to_act_on(exercise: str, runs: Runs) -> None:
     needs_the_server(exercise)
-    outcomes = batches["start.py"][exercise]
+    outcomes = runs.batches["start.py"][exercise]
     failures = [outcome for outcome in outcomes if outcome not in ("passed", "skipped")]
     assert failures, f"every test of {exercise} passed on start.py: {outcomes}"
     # Only assertions fail: no test crashes on an error of the starting file.
@@ -209,24 +238,19 @@ def test_the_start_fails_with_a_message_to_act_on(
     assert START_MESSAGES[exercise] in failures[0], failures[0]
 
 
-@BATCHES
+@batches
 @pytest.mark.parametrize("exercise", sorted(START_MESSAGES))
-def test_the_solution_passes(exercise: str, batches: dict[str, Outcomes]) -> None:
+def test_the_solution_passes(exercise: str, runs: Runs) -> None:
     needs_the_server(exercise)
-    outcomes = batches["solution.py"][exercise]
+    outcomes = runs.batches["solution.py"][exercise]
     assert outcomes and set(outcomes) == {"passed"}, outcomes
 
 
+@batches
 @pytest.mark.parametrize("variant", sorted(WRONG_MESSAGES))
-def test_a_wrong_solution_fails_with_its_message(variant: str) -> None:
-    exercise, message = WRONG_MESSAGES[variant]
-    done = subprocess.run(
-        pytest_args(str(EXERCISES / exercise), "--exercise", str(WRONG / f"{variant}.py")),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+def test_a_wrong_solution_fails_with_its_message(variant: str, runs: Runs) -> None:
+    _, message = WRONG_MESSAGES[variant]
+    done = runs.wrong[variant]
     assert done.returncode == 1, done.stdout + done.stderr  # Tests failed; nothing else.
     assert message in done.stdout, done.stdout
 
