@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "docs" / "exercises"
 WRONG = Path(__file__).resolve().parent / "wrong_exercises"
 TIMEOUT = 240  # Seconds for a pytest process; the exercises' own deadlines come far sooner.
+NO_HYPOTHESIS = ["-p", "no:hypothesispytest"]
 
 # The message each exercise's test gives on its starting file: the words a
 # reader acts on, in the first assertion that fails.
@@ -143,8 +144,12 @@ class Runs(NamedTuple):
 
 
 def pytest_args(*args: str) -> list[str]:
-    """Return the command that runs pytest on ``args`` from the repository root."""
-    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    """Return the command that runs pytest on ``args`` from the repository root.
+
+    Without Hypothesis's plugin, which no exercise uses: it imports all of
+    Hypothesis at the end of a run, half the processor time of each process.
+    """
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *NO_HYPOTHESIS, *args]
 
 
 def run_pytest(args: list[str]) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,7 @@ from markdown.extensions.toc import slugify
 from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
 from tests.grading import LEVELS, TOP
+from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = sorted(path.stem for path in (ROOT / "tests" / "broken").glob("[a-z]*.py"))
@@ -36,10 +37,15 @@ GRADE_RUN = 900  # Seconds the grading of every broken crawler may take on a bus
 
 
 def run_pytest(args: list[str], cwd: Path, pythonpath: list[Path]) -> str:
-    """Run pytest in a subprocess and return what it printed."""
+    """Run pytest in a subprocess and return what it printed.
+
+    Without Hypothesis's plugin, which the acceptance tests do not use: it
+    imports all of Hypothesis at the end of a run, a second or more of
+    processor time in each.
+    """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, pythonpath)), "COLUMNS": "200"}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *NO_HYPOTHESIS, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
