@@ -3,7 +3,7 @@
 -- KEYS: meta queue seen leases leased records log attempts.  ARGV: the
 -- crawl's identity, the lease in seconds, how many URLs to take, the number
 -- of URLs done and those URLs, the number of records and (url, record)
--- pairs, then (url, entry) pairs of links.
+-- pairs, then the links' queue entries.
 -- Returns the entries taken (each after the number of leases of its URL
 -- that ran out), how long until a lease runs out (-1: none is held, so
 -- with no entry taken the crawl is finished; 0 when asked to take none),
@@ -49,10 +49,10 @@ for _ = 1, records do
 end
 each('RPUSH', KEYS[7], written)
 -- The links never seen before join the queue.
+local function url_of(entry) return string.match(entry, '^%S+ %S+ (.*)$') end
 local added = {}
-while i < #ARGV do
-  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then added[#added + 1] = ARGV[i + 1] end
-  i = i + 2
+for n = i, #ARGV do
+  if redis.call('SADD', KEYS[3], url_of(ARGV[n])) == 1 then added[#added + 1] = ARGV[n] end
 end
 each('RPUSH', KEYS[2], added)
 if ARGV[3] == '0' then return {{}, '0', #added, refused, step} end
@@ -74,7 +74,7 @@ while #urls < tonumber(ARGV[3]) do
   local popped = redis.call('LPOP', KEYS[2], tonumber(ARGV[3]) - #urls)
   if not popped then break end
   for _, entry in ipairs(popped) do
-    local url = string.match(entry, '^%S+ %S+ (.*)$')
+    local url = url_of(entry)
     if redis.call('HEXISTS', KEYS[6], url) == 0 then
       urls[#urls + 1], entries[#entries + 1] = url, entry
       leases[#leases + 1], leases[#leases + 2] = until_, url
