@@ -101,9 +101,13 @@ def crawl(
     """Crawl the site with ``n`` processes started together; return the figures.
 
     ``others`` is the CPU (in cores) the rest of the machine used meanwhile:
-    neither the crawlers, nor Valkey, nor the site.
+    neither the crawlers, nor Valkey, nor the site.  With a frontier, the
+    server's own count of what it ran (``INFO commandstats``) gives the
+    scripts per URL (each one round trip) and the commands they ran per URL.
     """
     processes = start_crawlers(n, root, frontier)
+    if frontier:
+        server_commands(frontier, reset=True)
     server0 = process_cpu(valkey_pid) if valkey_pid else 0.0
     busy0, site0 = busy_seconds(), site.cpu()
     for process in processes:
@@ -118,7 +122,12 @@ def crawl(
     crawlers_cpu = sum(run["cpu"] for run in runs)
     own = crawlers_cpu + server_cpu + site.cpu() - site0
     others = max(0.0, busy_seconds() - busy0 - own) / wall
+    counts = {}
+    if frontier:
+        scripts, commands = server_commands(frontier)
+        counts = {"scripts_per_url": scripts / urls, "commands_per_url": commands / urls}
     return {
+        **counts,
         "processes": n,
         "wall": wall,
         "urls": urls,
@@ -129,6 +138,29 @@ def crawl(
         "failures": sum(run["failures"] for run in runs),
         "others": others,
     }
+
+
+def server_commands(url: str, reset: bool = False) -> tuple[int, int]:
+    """Return how many scripts the server at ``url`` ran, and how many other commands.
+
+    The other commands are nearly all run by the scripts (a script's
+    commands are counted one by one); ``reset`` starts the counts afresh.
+    """
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        if reset:
+            client.config_resetstat()
+            return 0, 0
+        stats = client.info("commandstats")
+    ours = ("cmdstat_config", "cmdstat_info")  # The benchmark's own questions.
+    scripts = sum(stat["calls"] for name, stat in stats.items() if name == "cmdstat_evalsha")
+    others = sum(
+        stat["calls"]
+        for name, stat in stats.items()
+        if name != "cmdstat_evalsha" and not name.startswith(ours)
+    )
+    return scripts, others
 
 
 def measure(pages: int, log: Log) -> dict[str, Any]:
@@ -175,6 +207,12 @@ WORDS: dict[str, dict[str, Any]] = {
         "header": ["latency", "processes", "pages/s", "× one process",
                    "crawler CPU per URL (µs)", "valkey CPU per URL (µs)", "URLs per process",
                    "all recorded once"],
+        "counted": ["scripts per URL", "valkey commands per URL"],
+        "trips": "On one process at no latency, the frontier cost **{cost:.0f} µs** of "
+        "crawler CPU per URL beyond the crawl in memory, and **{server:.0f} µs** of "
+        "valkey-server's, for **{scripts:.3f}** scripts per URL (each one round trip: "
+        "about one step for every {per_step:.0f} URLs) in which the server ran "
+        "**{commands:.1f}** commands per URL (counted by the server, `INFO commandstats`).",
         "memory": "in memory",
         "cost": "The frontier adds **{cost:.0f} µs** of crawler CPU per page (one process, "
         "no latency: {frontier:.0f} µs against {memory:.0f} µs in memory; target at most "
@@ -202,6 +240,11 @@ WORDS: dict[str, dict[str, Any]] = {
         "数字仅供参考。",
         "header": ["延迟", "进程数", "页面/秒", "相对单进程", "爬虫每 URL CPU（µs）",
                    "valkey 每 URL CPU（µs）", "各进程 URL 数", "每个都恰好记录一次"],
+        "counted": ["每 URL 脚本数", "每 URL valkey 命令数"],
+        "trips": "单进程、无延迟时，边界队列让爬虫每个 URL 比内存中多花 **{cost:.0f} µs** "
+        "CPU，valkey-server 花 **{server:.0f} µs**；每个 URL 发送 **{scripts:.3f}** 个脚本"
+        "（每个脚本一次往返：大约每 {per_step:.0f} 个 URL 一个步骤），服务器在其中每个 URL "
+        "执行 **{commands:.1f}** 条命令（服务器自己的计数，`INFO commandstats`）。",
         "memory": "内存中",
         "cost": "边界队列让爬虫每个页面多花 **{cost:.0f} µs** CPU（单进程、无延迟："
         "{frontier:.0f} µs，内存中为 {memory:.0f} µs；目标不超过 {target:.0f} µs）："
@@ -225,8 +268,10 @@ WORDS: dict[str, dict[str, Any]] = {
 def summary(results: dict[str, Any], lang: str = "en") -> str:
     """Return the scenario's table and what it shows as Markdown."""
     words = WORDS[lang]
+    counted = "scripts_per_url" in results["0"]["1"]  # Runs since the bench counts them.
+    header = words["header"] + (words["counted"] if counted else [])
     lines = [words["title"], "", words["intro"].format(**results), ""]
-    lines += ["| " + " | ".join(words["header"]) + " |", "|---" * len(words["header"]) + "|"]
+    lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for latency in LATENCIES_MS:
         runs = results[f"{latency:g}"]
         one = runs["1"]["pages_per_s"]
@@ -238,9 +283,29 @@ def summary(results: dict[str, Any], lang: str = "en") -> str:
             cells = [f"{latency:g} ms", label, f"{run['pages_per_s']:,.0f}", speedup,
                      f"{run['crawler_cpu_us']:.0f}", f"{run['server_cpu_us']:.0f}",
                      " + ".join(map(str, run["per_process"])), correct]  # fmt: skip
+            if counted and name == "memory":
+                cells += ["", ""]
+            elif counted:
+                cells += [f"{run['scripts_per_url']:.3f}", f"{run['commands_per_url']:.1f}"]
             lines.append("| " + " | ".join(cells) + " |")
     lines += ["", busy(results, words), ""]
+    if counted:
+        lines += [trips(results, words), ""]
     return "\n".join(lines)
+
+
+def trips(results: dict[str, Any], words: dict[str, Any]) -> str:
+    """Return the sentence on what the frontier cost per URL, and in how many trips."""
+    quiet = results["0"]
+    one, memory = quiet["1"], quiet["memory"]
+    sentence: str = words["trips"].format(
+        cost=one["crawler_cpu_us"] - memory["crawler_cpu_us"],
+        server=one["server_cpu_us"],
+        scripts=one["scripts_per_url"],
+        per_step=1 / one["scripts_per_url"],
+        commands=one["commands_per_url"],
+    )
+    return sentence
 
 
 def busy(results: dict[str, Any], words: dict[str, Any]) -> str:
