@@ -292,13 +292,13 @@ def fetch_lines(lines: list[str], fetch: Fetch, tid: int, stop: float, t0: float
     dur = round((end - t0) * 1e6) - ts
     lines.append(f'{{"name": {path}, "cat": "fetch", "ph": "X", "ts": {ts}, "dur": {dur}{tail}')
     marks = fetch.marks
-    last = len(marks) - 2
-    for n in range(0, len(marks), 2):
-        name = marks[n]
+    # Each mark's time in microseconds, rounded once: it ends one phase and
+    # starts the next.  The last phase ends with the fetch.
+    times = [round((when - t0) * 1e6) for when in marks[1::2]]
+    times.append(ts + dur)
+    for n, name in enumerate(marks[::2]):
         if name is not None:
-            ts = round((marks[n + 1] - t0) * 1e6)
-            dur = round(((marks[n + 3] if n < last else end) - t0) * 1e6) - ts
-            lines.append(f'{PHASE_HEADS[name]}{ts}, "dur": {dur}{tail}')
+            lines.append(f'{PHASE_HEADS[name]}{times[n]}, "dur": {times[n + 1] - times[n]}{tail}')
 
 
 def loop_lines(lines: list[str], events: array.array[float], tid: int, t0: float) -> None:
@@ -317,14 +317,22 @@ def loop_lines(lines: list[str], events: array.array[float], tid: int, t0: float
 
 
 def counter_lines(lines: list[str], counters: array.array[float], t0: float) -> None:
-    """Add the counters' events to ``lines``: URLs queued, fetches in flight."""
+    """Add the counters' events to ``lines``: URLs queued, fetches in flight.
+
+    A counter keeps its value until its next event, so "URLs queued" is
+    written only when it changes: in a crawl of stage 1, five of its events
+    in six repeat the one before (the fetches in flight change every time).
+    """
     queued = '{"name": "URLs queued", "ph": "C", "ts": '
     flying = '{"name": "fetches in flight", "ph": "C", "ts": '
     tail = f', "pid": {PID}, "tid": 0, "args": {{"value": '
-    in_flight = 0
+    in_flight, last_waiting = 0, -1
     numbers = iter(counters)  # Time, URLs queued, change in flight; again...
-    for now, waiting, change in zip(numbers, numbers, numbers, strict=True):
+    for now, queued_now, change in zip(numbers, numbers, numbers, strict=True):
         ts = round((now - t0) * 1e6)
         in_flight += int(change)
-        lines.append(f"{queued}{ts}{tail}{int(waiting) if waiting > 0 else 0}}}}}")
+        waiting = int(queued_now) if queued_now > 0 else 0
+        if waiting != last_waiting:  # Most fetches leave the queue as it was.
+            lines.append(f"{queued}{ts}{tail}{waiting}}}}}")
+            last_waiting = waiting
         lines.append(f"{flying}{ts}{tail}{in_flight}}}}}")
