@@ -292,13 +292,13 @@ def fetch_lines(lines: list[str], fetch: Fetch, tid: int, stop: float, t0: float
     dur = round((end - t0) * 1e6) - ts
     lines.append(f'{{"name": {path}, "cat": "fetch", "ph": "X", "ts": {ts}, "dur": {dur}{tail}')
     marks = fetch.marks
-    # Each mark's time in microseconds, rounded once: it ends one phase and
-    # starts the next.  The last phase ends with the fetch.
-    times = [round((when - t0) * 1e6) for when in marks[1::2]]
-    times.append(ts + dur)
-    for n, name in enumerate(marks[::2]):
+    last = len(marks) - 2
+    for n in range(0, len(marks), 2):
+        name = marks[n]
         if name is not None:
-            lines.append(f'{PHASE_HEADS[name]}{times[n]}, "dur": {times[n + 1] - times[n]}{tail}')
+            ts = round((marks[n + 1] - t0) * 1e6)
+            dur = round(((marks[n + 3] if n < last else end) - t0) * 1e6) - ts
+            lines.append(f'{PHASE_HEADS[name]}{ts}, "dur": {dur}{tail}')
 
 
 def loop_lines(lines: list[str], events: array.array[float], tid: int, t0: float) -> None:
