@@ -317,14 +317,22 @@ def loop_lines(lines: list[str], events: array.array[float], tid: int, t0: float
 
 
 def counter_lines(lines: list[str], counters: array.array[float], t0: float) -> None:
-    """Add the counters' events to ``lines``: URLs queued, fetches in flight."""
+    """Add the counters' events to ``lines``: URLs queued, fetches in flight.
+
+    A counter keeps its value until its next event, so "URLs queued" is
+    written only when it changes: in a crawl of stage 1, five of its events
+    in six repeat the one before (the fetches in flight change every time).
+    """
     queued = '{"name": "URLs queued", "ph": "C", "ts": '
     flying = '{"name": "fetches in flight", "ph": "C", "ts": '
     tail = f', "pid": {PID}, "tid": 0, "args": {{"value": '
-    in_flight = 0
+    in_flight, last_waiting = 0, -1
     numbers = iter(counters)  # Time, URLs queued, change in flight; again...
-    for now, waiting, change in zip(numbers, numbers, numbers, strict=True):
+    for now, queued_now, change in zip(numbers, numbers, numbers, strict=True):
         ts = round((now - t0) * 1e6)
         in_flight += int(change)
-        lines.append(f"{queued}{ts}{tail}{int(waiting) if waiting > 0 else 0}}}}}")
+        waiting = int(queued_now) if queued_now > 0 else 0
+        if waiting != last_waiting:  # Most fetches leave the queue as it was.
+            lines.append(f"{queued}{ts}{tail}{waiting}}}}}")
+            last_waiting = waiting
         lines.append(f"{flying}{ts}{tail}{in_flight}}}}}")

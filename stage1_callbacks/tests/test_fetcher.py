@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from shared.record.trace import Trace
 from shared.web.http import BadResponse, ResponseParser, build_request
 from shared.web.resolver import Resolver
 from stage1_callbacks import fetcher as fetcher_module
 from stage1_callbacks import tls as tls_module
 from stage1_callbacks.fetcher import Fetcher
+from stage1_callbacks.loop import EventLoop
 from stage1_callbacks.tests.support import run_fetch
 from stage1_callbacks.tls import HttpsFetcher
 from tests.servers import (
@@ -62,6 +64,63 @@ def test_ipv6_address() -> None:
         assert server.url.startswith("http://[::1]:")
         fetcher = run_fetch(server.url)
     assert fetcher.response is not None and fetcher.response.body == PAGE
+
+
+# --- Turns of the loop -------------------------------------------------------------
+
+
+class Steps(Trace):
+    """A recorder that lists a fetch's phases and the loop's selects, in order."""
+
+    def __init__(self) -> None:
+        super().__init__("steps")
+        self.steps: list[str] = []
+
+    def begin(self, url: str, lane: object = None) -> None:
+        self.steps.append("connect")
+
+    def phase(self, url: str, name: str) -> None:
+        if not self.steps or self.steps[-1] != name:  # As Trace: once per phase.
+            self.steps.append(name)
+
+    def end(self, url: str) -> None:
+        self.steps.append("end")
+
+    def waiting(self) -> None:
+        self.steps.append("select")
+
+
+def fetch_steps(url: str) -> tuple[Fetcher, list[str]]:
+    """Fetch ``url`` on a loop of its own; return the Fetcher and the steps it took."""
+    steps = Steps()
+    loop = EventLoop(steps)
+    fetcher = Fetcher(url, loop, lambda fetcher: loop.stop(), timeout=DEADLINE,
+                      max_size=2**20, resolver=Resolver(), trace=steps)  # fmt: skip
+    try:
+        fetcher.start()
+        loop.run()
+    finally:
+        loop.close()
+    return fetcher, steps.steps
+
+
+def test_a_connection_made_at_once_sends_at_once() -> None:
+    # On the same machine the handshake is over before connect() returns: the
+    # request goes out at once, not after a select() reports the socket writable.
+    with ScriptedServer(answer(http_response(PAGE))) as server:
+        fetcher, steps = fetch_steps(server.url)
+    assert fetcher.response is not None and fetcher.response.body == PAGE
+    assert steps[:4] == ["connect", "send", "wait", "select"]
+    assert steps.index("read") < steps.index("end")
+
+
+def test_a_connection_still_under_way_sends_once_writable(monkeypatch) -> None:
+    monkeypatch.setattr(Fetcher, "is_connected", lambda fetcher: False)
+    with ScriptedServer(answer(http_response(PAGE))) as server:
+        fetcher, steps = fetch_steps(server.url)
+    assert server.requests == [build_request(server.url)]
+    assert fetcher.response is not None and fetcher.response.body == PAGE
+    assert steps[:4] == ["connect", "select", "send", "wait"]
 
 
 # --- Partial sends and dribbled responses ----------------------------------------
