@@ -25,7 +25,7 @@ import aiohttp
 import yarl
 
 from shared.crawl.crawling import CrawlerBase
-from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
+from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_requests
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.record.stats import Skipped, failure
 from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
@@ -72,7 +72,7 @@ class Crawler(CrawlerBase):
             timeout=timeout,
             headers=headers,
             auto_decompress=False,
-            trace_configs=phase_tracing(self.recorder),
+            request_class=phase_requests(self.recorder),  # Notes phases in a trace.
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
             # crawler counts its own tries, so turn that off (aiohttp's own
