@@ -66,12 +66,15 @@ class Crawler(CrawlerBase):
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
-        # as in stages 1 and 2, so max_size bounds the decoded bytes.
+        # as in stages 1 and 2, so max_size bounds the decoded bytes.  A jar
+        # that keeps no cookies: stages 1 and 2 send none either (and it saves
+        # 3% of instructions per URL).
         async with aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
             headers=headers,
             auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
             request_class=phase_requests(self.recorder),  # Notes phases in a trace.
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
