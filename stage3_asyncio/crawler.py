@@ -257,7 +257,7 @@ class Crawler(CrawlerBase):
         # or normalizing it again ('%7e' stays '%7e', '/a/../b' is not re-resolved).
         target = yarl.URL(url, encoded=True)
         while True:  # Ends: each stale connection is dropped, and the pool is finite.
-            attempt = new_attempt()  # Marked if the connector lends a kept connection.
+            attempt = new_attempt(url)  # Marked if it goes on a kept connection.
             try:
                 return await self.session.get(
                     target,

@@ -231,10 +231,11 @@ def head_piece_end(data: bytes, start: int) -> int:
     return len(data) if blank is None else blank.end()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Attempt:
-    """One request as it is sent: did the connector lend it a kept connection?"""
+    """One request as it is sent: its URL, and did the connector lend it a kept connection?"""
 
+    url: str  # As the crawler stores it: the trace knows the fetch by it.
     reused: bool = False
 
 
@@ -248,9 +249,9 @@ _CURRENT_ATTEMPT: contextvars.ContextVar[Attempt | None] = contextvars.ContextVa
 )
 
 
-def new_attempt() -> Attempt:
-    """Return the Attempt of the request this task is about to send; the connector marks it."""
-    attempt = Attempt()
+def new_attempt(url: str) -> Attempt:
+    """Return the Attempt of the GET of ``url`` this task is about to send, for the connector."""
+    attempt = Attempt(url)
     _CURRENT_ATTEMPT.set(attempt)
     return attempt
 
@@ -271,7 +272,8 @@ def phase_requests(recorder: Trace) -> type[aiohttp.ClientRequest]:
 
         async def send(self, conn: aiohttp.connector.Connection) -> aiohttp.ClientResponse:
             """Note ``send`` (a connection is ready), write the request, then note ``wait``."""
-            url = str(self.original_url)
+            attempt = _CURRENT_ATTEMPT.get()  # The crawler's URL, not yarl's copy.
+            url = str(self.original_url) if attempt is None else attempt.url
             recorder.phase(url, "send")  # A new connection, or a kept one.
             response = await super().send(conn)
             recorder.phase(url, "wait")  # The request is written; the answer is awaited.

@@ -92,7 +92,7 @@ async def reuse_marks() -> list[bool]:
     session = aiohttp.ClientSession(connector=CarefulConnector(), timeout=TIMEOUT)
     async with serving(serve) as url, session:
         for _ in range(3):
-            attempt = new_attempt()
+            attempt = new_attempt(url)
             async with session.get(url) as response:
                 await response.read()
             marks.append(attempt.reused)
