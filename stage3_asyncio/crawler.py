@@ -67,8 +67,7 @@ class Crawler(CrawlerBase):
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
         # as in stages 1 and 2, so max_size bounds the decoded bytes.  A jar
-        # that keeps no cookies: stages 1 and 2 send none either (and it saves
-        # 3% of instructions per URL).
+        # that keeps no cookies: stages 1 and 2 send none either.
         async with aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
