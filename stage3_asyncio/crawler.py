@@ -25,7 +25,7 @@ import aiohttp
 import yarl
 
 from shared.crawl.crawling import CrawlerBase
-from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_tracing
+from shared.crawl.keepalive import STALE_ERRORS, CarefulConnector, new_attempt, phase_requests
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, RobotsRules, origin_of
 from shared.record.stats import Skipped, failure
 from shared.web.http import ACCEPT_ENCODING, UNASKED_UPGRADE, BadResponse, BodyDecoder, Response
@@ -66,13 +66,15 @@ class Crawler(CrawlerBase):
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
-        # as in stages 1 and 2, so max_size bounds the decoded bytes.
+        # as in stages 1 and 2, so max_size bounds the decoded bytes.  A jar
+        # that keeps no cookies: stages 1 and 2 send none either.
         async with aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
             headers=headers,
             auto_decompress=False,
-            trace_configs=phase_tracing(self.recorder),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            request_class=phase_requests(self.recorder),  # Notes phases in a trace.
         ) as self.session:
             # aiohttp quietly sends a GET again when the connection drops; the
             # crawler counts its own tries, so turn that off (aiohttp's own
@@ -254,7 +256,7 @@ class Crawler(CrawlerBase):
         # or normalizing it again ('%7e' stays '%7e', '/a/../b' is not re-resolved).
         target = yarl.URL(url, encoded=True)
         while True:  # Ends: each stale connection is dropped, and the pool is finite.
-            attempt = new_attempt()  # Marked if the connector lends a kept connection.
+            attempt = new_attempt(url)  # Marked if it goes on a kept connection.
             try:
                 return await self.session.get(
                     target,

@@ -21,6 +21,7 @@ from shared.crawl.keepalive import (
     OneResponseHandler,
     new_attempt,
 )
+from stage3_asyncio.crawler import Crawler
 
 
 def kept_answer(body: bytes) -> bytes:
@@ -91,7 +92,7 @@ async def reuse_marks() -> list[bool]:
     session = aiohttp.ClientSession(connector=CarefulConnector(), timeout=TIMEOUT)
     async with serving(serve) as url, session:
         for _ in range(3):
-            attempt = new_attempt()
+            attempt = new_attempt(url)
             async with session.get(url) as response:
                 await response.read()
             marks.append(attempt.reused)
@@ -246,3 +247,32 @@ def test_the_aiohttp_internals_it_relies_on_are_still_there() -> None:
 
     protocol = asyncio.run(read_first_response(kept_answer(b"answer") + b"JUNK\r\n\r\n"))
     assert protocol.should_close and protocol.exception() is None
+
+
+def test_a_cookie_the_server_sets_is_not_sent_back() -> None:
+    """Like stages 1 and 2, stage 3 keeps no cookies (see docs/contract.md)."""
+    heads: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError):  # The client closed.
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                heads.append(head.lower())
+                status, link = b"200 OK", b'<a href="/next">next</a>'
+                if head.startswith(b"GET /robots.txt"):
+                    status, link = b"404 Not Found", b""
+                writer.write(
+                    b"HTTP/1.1 %s\r\nSet-Cookie: id=1; Path=/\r\nContent-Type: text/html\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (status, len(link), link)
+                )
+        writer.close()
+
+    async def crawl() -> list[int | None]:
+        async with serving(serve) as url:
+            # A name: aiohttp's own jar would keep no cookie from an IP address.
+            crawler = Crawler(url.replace("127.0.0.1", "localhost"), max_tasks=1, timeout=5)
+            await crawler.crawl()
+            return [stat.status for stat in crawler.done]
+
+    assert asyncio.run(crawl()) == [200, 200]
+    assert sum(head.startswith(b"get /next ") for head in heads) == 1
+    assert not any(b"\r\ncookie:" in head for head in heads)
