@@ -312,22 +312,20 @@ class EventLoop:
     # --8<-- [end:readers]
 
     # --8<-- [start:sock]
-    @types.coroutine
-    def _wait_ready(self, sock: socket.socket, event: int) -> Generator[Any, None, None]:
-        """Wait until ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
+    def _wait_ready(self, sock: socket.socket, event: int) -> Future:
+        """Return a future done when ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
 
         The chapter's read() in general form: register a future with the
-        selector, yield from it, and unregister, also when cancelled.  Only
-        our own handle is removed: if another replaced it meanwhile (the
-        number of a closed socket is soon another socket's), it stays.
+        selector, for the caller to ``yield from``.  The watch ends when the
+        socket is ready (``_wake`` unregisters it) or when the future is
+        cancelled (``_SocketWait.cancel``), so the socket is never left
+        registered once the wait is over.  A plain function rather than a
+        generator: that saves a generator per waiting fetch (about 290 bytes).
         """
         fd = sock.fileno()
-        future = self.create_future()
-        handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
-        try:
-            yield from future
-        finally:
-            self._remove_handle(fd, event, only=handle)
+        future = _SocketWait(self, fd, event)
+        future._handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
+        return future
 
     @types.coroutine
     def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
@@ -492,8 +490,28 @@ class EventLoop:
             self._timer_cancelled_count -= 1
 
 
-def _wake(future: Future) -> None:
-    """Mark ``future`` done; the selector may report a socket more than once."""
+class _SocketWait(Future):
+    """The future of ``_wait_ready``: cancelling it stops watching the socket."""
+
+    __slots__ = ("_fd", "_event", "_handle")
+
+    def __init__(self, loop: EventLoop, fd: int, event: int) -> None:
+        super().__init__(loop=loop)
+        self._fd = fd
+        self._event = event
+        self._handle: Handle | None = None  # The selector's callback, _wake.
+
+    def cancel(self, msg: str | None = None) -> bool:
+        """Cancel the wait and unregister it from the selector."""
+        if not super().cancel(msg=msg):
+            return False
+        self._loop._remove_handle(self._fd, self._event, only=self._handle)
+        return True
+
+
+def _wake(future: _SocketWait) -> None:
+    """Stop watching the socket and mark ``future`` done: it is ready."""
+    future._loop._remove_handle(future._fd, future._event, only=future._handle)
     if not future.done():
         future.set_result(None)
 
