@@ -512,6 +512,44 @@ class _SocketWait(Future):
         self._loop._remove_handle(self._fd, self._event, only=self._handle)
         return True
 
+    def __iter__(self) -> _Waiting:  # type: ignore[override]
+        """Wait as Future.__iter__ does, through a 48-byte iterator.
+
+        Future.__iter__ is a generator: 200 bytes for each waiting fetch,
+        and thousands may wait at once (saves 0.15 kB per held fetch).
+        """
+        return _Waiting(self)
+
+    __await__ = __iter__  # type: ignore[assignment]
+
+
+class _Waiting:
+    """Future.__iter__ written out as an iterator (asyncio's C future has one too)."""
+
+    __slots__ = ("_future", "_yielded")
+
+    def __init__(self, future: Future) -> None:
+        self._future = future
+        self._yielded = False
+
+    def __iter__(self) -> _Waiting:
+        return self
+
+    def __next__(self) -> Future:
+        """Yield the future the first time; then return its result (StopIteration)."""
+        future = self._future
+        if not future.done():
+            if self._yielded:
+                raise RuntimeError("await wasn't used with future")
+            self._yielded = True
+            future._blocking = True  # Tell the Task that this is a real wait.
+            return future  # Yielded: the Task parks here until it is done.
+        raise StopIteration(future.result())
+
+    def send(self, value: None) -> Future:
+        """Resume: only None is sent to a waiting coroutine."""
+        return self.__next__()
+
 
 def _wake(future: _SocketWait) -> None:
     """Stop watching the socket and mark ``future`` done: it is ready."""
