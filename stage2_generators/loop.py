@@ -339,7 +339,9 @@ class EventLoop:
             pass
         if _has_peer(sock):
             # Over loopback the handshake is done by the time connect()
-            # returns: no wait (saves 12% of instructions per URL).
+            # returns: no need to watch the socket (saves 12% of instructions
+            # per URL), but the others still get their turn, as in a wait.
+            yield
             return
         yield from self._wait_ready(sock, selectors.EVENT_WRITE)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
