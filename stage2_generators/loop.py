@@ -312,22 +312,20 @@ class EventLoop:
     # --8<-- [end:readers]
 
     # --8<-- [start:sock]
-    @types.coroutine
-    def _wait_ready(self, sock: socket.socket, event: int) -> Generator[Any, None, None]:
-        """Wait until ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
+    def _wait_ready(self, sock: socket.socket, event: int) -> Future:
+        """Return a future done when ``sock`` is ready for ``event``: EVENT_READ or EVENT_WRITE.
 
         The chapter's read() in general form: register a future with the
-        selector, yield from it, and unregister, also when cancelled.  Only
-        our own handle is removed: if another replaced it meanwhile (the
-        number of a closed socket is soon another socket's), it stays.
+        selector, for the caller to ``yield from``.  The watch ends when the
+        socket is ready (``_wake`` unregisters it) or when the future is
+        cancelled (``_SocketWait.cancel``), so the socket is never left
+        registered once the wait is over.  A plain function rather than a
+        generator: that saves a generator per waiting fetch (about 290 bytes).
         """
         fd = sock.fileno()
-        future = self.create_future()
-        handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
-        try:
-            yield from future
-        finally:
-            self._remove_handle(fd, event, only=handle)
+        future = _SocketWait(self, fd, event)
+        future._handle = self._add_handle(fd, event, Handle(_wake, (future,), self))
+        return future
 
     @types.coroutine
     def sock_connect(self, sock: socket.socket, address: Any) -> Generator[Any, None, None]:
@@ -339,6 +337,12 @@ class EventLoop:
             # The kernel goes on connecting (also when a signal interrupted
             # the call): wait for it, outside the except.
             pass
+        if _has_peer(sock):
+            # Over loopback the handshake is done by the time connect()
+            # returns: no need to watch the socket (saves 12% of instructions
+            # per URL), but the others still get their turn, as in a wait.
+            yield
+            return
         yield from self._wait_ready(sock, selectors.EVENT_WRITE)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:
@@ -492,8 +496,66 @@ class EventLoop:
             self._timer_cancelled_count -= 1
 
 
-def _wake(future: Future) -> None:
-    """Mark ``future`` done; the selector may report a socket more than once."""
+class _SocketWait(Future):
+    """The future of ``_wait_ready``: cancelling it stops watching the socket."""
+
+    __slots__ = ("_fd", "_event", "_handle")
+
+    def __init__(self, loop: EventLoop, fd: int, event: int) -> None:
+        super().__init__(loop=loop)
+        self._fd = fd
+        self._event = event
+        self._handle: Handle | None = None  # The selector's callback, _wake.
+
+    def cancel(self, msg: str | None = None) -> bool:
+        """Cancel the wait and unregister it from the selector."""
+        if not super().cancel(msg=msg):
+            return False
+        self._loop._remove_handle(self._fd, self._event, only=self._handle)
+        return True
+
+    def __iter__(self) -> _Waiting:  # type: ignore[override]
+        """Wait as Future.__iter__ does, through a 48-byte iterator.
+
+        Future.__iter__ is a generator: 200 bytes for each waiting fetch,
+        and thousands may wait at once (saves 0.15 kB per held fetch).
+        """
+        return _Waiting(self)
+
+    __await__ = __iter__  # type: ignore[assignment]
+
+
+class _Waiting:
+    """Future.__iter__ written out as an iterator (asyncio's C future has one too)."""
+
+    __slots__ = ("_future", "_yielded")
+
+    def __init__(self, future: Future) -> None:
+        self._future = future
+        self._yielded = False
+
+    def __iter__(self) -> _Waiting:
+        return self
+
+    def __next__(self) -> Future:
+        """Yield the future the first time; then return its result (StopIteration)."""
+        future = self._future
+        if not future.done():
+            if self._yielded:
+                raise RuntimeError("await wasn't used with future")
+            self._yielded = True
+            future._blocking = True  # Tell the Task that this is a real wait.
+            return future  # Yielded: the Task parks here until it is done.
+        raise StopIteration(future.result())
+
+    def send(self, value: None) -> Future:
+        """Resume: only None is sent to a waiting coroutine."""
+        return self.__next__()
+
+
+def _wake(future: _SocketWait) -> None:
+    """Stop watching the socket and mark ``future`` done: it is ready."""
+    future._loop._remove_handle(future._fd, future._event, only=future._handle)
     if not future.done():
         future.set_result(None)
 
@@ -642,3 +704,17 @@ def _recv_now(sock: socket.socket, nbytes: int) -> tuple[bytes, int]:
 
 
 # --8<-- [end:recv_now]
+
+
+def _has_peer(sock: socket.socket) -> bool:
+    """Tell whether ``sock`` is connected already: it has a peer address.
+
+    Cheaper than a wait for the socket to be writable, which tells the same
+    once the handshake is over.  A connection refused or still under way
+    has no peer: then the caller waits, and SO_ERROR tells which it was.
+    """
+    try:
+        sock.getpeername()
+    except OSError:
+        return False
+    return True
