@@ -330,7 +330,7 @@ header_lines = st.lists(
 @example(["A: b", " c", "A: d"])
 def test_the_header_shortcut_reads_as_the_line_by_line_parser(lines: list[str]) -> None:
     block = "\n".join(lines).encode("utf-8", "surrogateescape")
-    outcomes = []
+    outcomes: list[dict[str, str] | str] = []
     for parse_block in (
         shared.web.http._parse_headers,
         lambda block: shared.web.http._parse_header_lines(block.split(b"\n")),
