@@ -225,7 +225,10 @@ def test_the_link_filter_agrees_with_url_allowed(hosts: list[str], url: str, str
     except ValueError:
         return
     # The link parser's links are normalized; the crawler filters them without parsing again.
-    assert policy.normal_url_allowed(normal) == policy.url_allowed(normal)
+    answer = policy.normal_url_allowed(normal)
+    assert answer == policy.url_allowed(normal)
+    # The answer kept for the URL's scheme and authority is the one for the whole URL.
+    assert answer == policy.origin_allowed(normal) == policy.normal_url_allowed(normal)
 
 
 # --- Compressed bodies ---------------------------------------------------------------
