@@ -38,7 +38,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
     could not parse either (a bad port, a broken host, a relative URL
     without a base).
     """
-    href = ada_url.URL(url).href if base is None else ada_url.join_url(base, url)
+    href = ada_url.normalize_url(url) if base is None else ada_url.join_url(base, url)
     # A serialized URL writes every '#' of its path and query as %23, and
     # every '?' of its path as %3F: the first '#' left starts the fragment,
     # the first '?' the query.  An empty query (a lone '?') is one yarl
