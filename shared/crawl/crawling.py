@@ -308,6 +308,7 @@ class CrawlerBase(CrawlOptions):
             if links:
                 self.logger.debug("got %d distinct urls from %s", len(links), url)
         new = len(links.difference(self.seen_urls))
+        etag, last_modified = validators(response)
         stat = FetchStatistic(
             url=url,
             next_url=None,
@@ -318,9 +319,10 @@ class CrawlerBase(CrawlOptions):
             encoding=encoding,
             num_urls=len(links),
             num_new_urls=new,
+            etag=etag,
+            last_modified=last_modified,
         )
-        etag, last_modified = validators(response)
-        return stat._replace(etag=etag, last_modified=last_modified), links
+        return stat, links
 
     # --8<-- [end:parse_links]
 
