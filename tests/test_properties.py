@@ -24,6 +24,7 @@ import yarl
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import shared.web.http
 import shared.web.links
 from shared.crawl.polite import origin_of
 from shared.web.http import BadResponse, BodyDecoder, ResponseParser, request_target
@@ -146,6 +147,24 @@ def test_origin_of_reads_a_url_as_the_general_parser_does(url: str) -> None:
         assert origin_of(candidate) == f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
+@given(urls)
+@example("http://h?q=/x")  # The authority ends at the '?'.
+@example("http://h/a?#b")  # An empty query is no query.
+@example("http://[::1/x")  # A broken IPv6 literal.
+@example("http://h:0/")  # Port 0 is a port.
+def test_the_request_shortcut_splits_a_url_as_urlsplit_does(url: str) -> None:
+    for candidate in (url, *normal_forms(url)):
+        try:
+            general: object = shared.web.http._split_any_url(candidate)
+        except ValueError as error:
+            general = type(error)
+        try:
+            short: object = shared.web.http._split_url(candidate)
+        except ValueError as error:
+            short = type(error)
+        assert short == general
+
+
 def normal_forms(url: str) -> list[str]:
     """Return ``url`` in normal form, or nothing when it has none."""
     try:
@@ -206,7 +225,10 @@ def test_the_link_filter_agrees_with_url_allowed(hosts: list[str], url: str, str
     except ValueError:
         return
     # The link parser's links are normalized; the crawler filters them without parsing again.
-    assert policy.normal_url_allowed(normal) == policy.url_allowed(normal)
+    answer = policy.normal_url_allowed(normal)
+    assert answer == policy.url_allowed(normal)
+    # The answer kept for the URL's scheme and authority is the one for the whole URL.
+    assert answer == policy.origin_allowed(normal) == policy.normal_url_allowed(normal)
 
 
 # --- Compressed bodies ---------------------------------------------------------------
@@ -293,6 +315,34 @@ header_names = st.text(TOKEN_CHARS, min_size=1, max_size=12).filter(
 header_values = st.text(
     st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n\x00"), max_size=30
 )
+
+
+header_lines = st.lists(
+    st.one_of(
+        st.builds(lambda n, v: f"{n}:{v}", header_names, header_values),
+        st.sampled_from(["Content-Length: 1", " folded", "\tfolded", "", "no colon", "a:\r"]),
+        st.text(max_size=10),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(header_lines)
+@example(["Content-Length: 1", "content-length: 1"])
+@example(["A: b", " c", "A: d"])
+def test_the_header_shortcut_reads_as_the_line_by_line_parser(lines: list[str]) -> None:
+    block = "\n".join(lines).encode("utf-8", "surrogateescape")
+    outcomes: list[dict[str, str] | str] = []
+    for parse_block in (
+        shared.web.http._parse_headers,
+        lambda block: shared.web.http._parse_header_lines(block.split(b"\n")),
+    ):
+        try:
+            outcomes.append(parse_block(block))
+        except BadResponse as error:
+            outcomes.append(str(error))
+    assert outcomes[0] == outcomes[1]
 
 
 @st.composite

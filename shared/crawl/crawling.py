@@ -308,6 +308,7 @@ class CrawlerBase(CrawlOptions):
             if links:
                 self.logger.debug("got %d distinct urls from %s", len(links), url)
         new = len(links.difference(self.seen_urls))
+        etag, last_modified = validators(response)
         stat = FetchStatistic(
             url=url,
             next_url=None,
@@ -318,9 +319,10 @@ class CrawlerBase(CrawlOptions):
             encoding=encoding,
             num_urls=len(links),
             num_new_urls=new,
+            etag=etag,
+            last_modified=last_modified,
         )
-        etag, last_modified = validators(response)
-        return stat._replace(etag=etag, last_modified=last_modified), links
+        return stat, links
 
     # --8<-- [end:parse_links]
 
@@ -454,4 +456,6 @@ def header_text(value: str) -> str:
     surrogate, which no report or JSON file could print.  ``%XX`` keeps the
     byte, and is what a URL needs anyway.
     """
+    if value.isascii():
+        return value  # Nothing escaped: the usual header, at a sixth of the cost.
     return ESCAPED_BYTE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", value)

@@ -23,6 +23,7 @@ fetching robots.txt again after a day, ``Request-rate`` and ``Visit-time``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import socket
 import urllib.parse
@@ -44,13 +45,22 @@ REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 def origin_of(url: str) -> str:
     """Return the ``scheme://host[:port]`` a normalized URL belongs to."""
     # Every request asks this several times (its host's rules, delay and
-    # slot), so the normal form is read with string methods: in a normalized
-    # http(s) URL the authority runs from '://' to the '/' that starts the path.
-    scheme, separator, rest = url.partition("://")
-    authority = rest.partition("/")[0]
+    # slot): the part before the path is cut with two finds and read once
+    # per host, at a third of the instructions of reading the whole URL.
+    scheme_end = url.find("://")
+    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
+    return _origin(url if path_start < 0 else url[:path_start])
+
+
+@functools.lru_cache(maxsize=256)
+def _origin(start: str) -> str:
+    """Return the origin of a URL made of ``start``, then its path (if any)."""
+    # In a normalized http(s) URL the authority runs from '://' to the '/'
+    # that starts the path, and its string methods read it.
+    scheme, separator, authority = start.partition("://")
     if scheme in CRAWLABLE_SCHEMES and separator and _plain_authority(authority):
         return f"{scheme}://{authority.rpartition('@')[2]}"
-    parts = urllib.parse.urlsplit(url)  # Anything else: the general parser.
+    parts = urllib.parse.urlsplit(start)  # Anything else: the general parser.
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import ada_url
 
 CRAWLABLE_SCHEMES = ("http", "https")
+MAX_ORIGINS_KEPT = 10_000  # Answers UrlPolicy keeps, one per scheme and authority.
 
 
 # --8<-- [start:normalize_url]
@@ -37,7 +38,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
     could not parse either (a bad port, a broken host, a relative URL
     without a base).
     """
-    href = ada_url.URL(url).href if base is None else ada_url.join_url(base, url)
+    href = ada_url.normalize_url(url) if base is None else ada_url.join_url(base, url)
     # A serialized URL writes every '#' of its path and query as %23, and
     # every '?' of its path as %3F: the first '#' left starts the fragment,
     # the first '?' the query.  An empty query (a lone '?') is one yarl
@@ -185,6 +186,8 @@ class UrlPolicy:
             host == "localhost" or (is_ip_literal(host) and not is_public_address(host))
             for host in self.named_hosts
         )
+        # normal_url_allowed's answers, by the part of a URL before its path.
+        self.allowed_origins: dict[str, bool] = {}
 
     def host_allowed(self, host: str) -> bool:
         """Tell whether ``host`` (normalized, see ``url_host``) is one of the roots' hosts."""
@@ -237,8 +240,25 @@ class UrlPolicy:
         """
         if self.exclude and self.exclude.search(normal_url):
             return False
-        scheme = normal_url.partition(":")[0]
+        scheme_end = normal_url.find("://")
+        if scheme_end < 0:
+            return False  # Not an authority-based URL, such as mailto:a@b.
+        # Past the exclude pattern, the answer depends only on the scheme
+        # and authority, which most links of a crawl share: it is worked
+        # out once for each (half the instructions per link).
+        path_start = normal_url.find("/", scheme_end + 3)
+        origin = normal_url if path_start < 0 else normal_url[:path_start]
+        allowed = self.allowed_origins.get(origin)
+        if allowed is None:
+            if len(self.allowed_origins) >= MAX_ORIGINS_KEPT:
+                self.allowed_origins.clear()  # A crawl of the whole web stays bounded.
+            allowed = self.allowed_origins[origin] = self.origin_allowed(origin)
+        return allowed
+
+    def origin_allowed(self, origin: str) -> bool:
+        """Tell whether the crawl may fetch URLs of ``origin`` (``scheme://authority``)."""
+        scheme = origin.partition(":")[0]
         if scheme not in CRAWLABLE_SCHEMES:
             return False
-        host = _special_host(normal_url)
+        host = _special_host(origin)
         return bool(host) and self.host_allowed(host)
