@@ -70,13 +70,7 @@ KEYS = (
 )
 SCRIPTS = ("join", "step", "renew", "turn", "admit", "keep", "forget")  # lua/NAME.lua
 SERVER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-MAX_POLL = 0.25  # The longest a worker waits (a host's slot, its robots.txt) to ask again.
-# The longest the courier waits, when the queue is empty but URLs are leased,
-# before it asks again: new URLs come when some process finishes a page.  At
-# 0.25 s, a process waited up to that long for the first links at the start
-# and to learn of the end: 2 x 0.25 s of 4 processes' 13 s crawl at 50 ms.
-# At 0.05 s, an idle process asks at most 20 times a second.
-IDLE_POLL = 0.05
+MAX_POLL = 0.25  # The longest an idle worker waits before asking the server again.
 
 
 class FrontierError(Exception):
@@ -475,7 +469,7 @@ class FrontierCrawler(Crawler):
                 for _ in range(self.max_tasks):
                     self.ready.put_nowait(None)
                 return
-            poll = 0.01 if entries else min(poll * 2, IDLE_POLL)
+            poll = 0.01 if entries else min(poll * 2, MAX_POLL)
             if len(entries) < take:  # The queue ran dry: wait, unless a page ends.
                 await self.nap(min(poll, wait))
             else:
