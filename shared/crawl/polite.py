@@ -32,7 +32,7 @@ from protego import Protego
 
 from shared.record.stats import RobotsDisallowed
 from shared.web.http import USER_AGENT, Response
-from shared.web.urls import CRAWLABLE_SCHEMES, normalize_url
+from shared.web.urls import CRAWLABLE_SCHEMES, before_path, normalize_url
 
 MAX_ROBOTS_SIZE = 500 * 1024  # Google reads this much of a robots.txt and ignores the rest.
 MAX_ROBOTS_REDIRECTS = 5  # RFC 9309: follow at least five; past that, there are no rules.
@@ -47,9 +47,7 @@ def origin_of(url: str) -> str:
     # Every request asks this several times (its host's rules, delay and
     # slot): the part before the path is cut with two finds and read once
     # per host, at a third of the instructions of reading the whole URL.
-    scheme_end = url.find("://")
-    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
-    return _origin(url if path_start < 0 else url[:path_start])
+    return _origin(before_path(url))
 
 
 @functools.lru_cache(maxsize=256)

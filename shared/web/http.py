@@ -33,6 +33,8 @@ import urllib.parse
 import zlib
 from collections.abc import Mapping
 
+from shared.web.urls import before_path
+
 USER_AGENT = "crawler-tutorial/1.0"
 # No stage sends an Upgrade header, so a 101 answers nothing that was asked.
 UNASKED_UPGRADE = "101 Switching Protocols, but no upgrade was asked for"
@@ -102,10 +104,9 @@ def _split_url(url: str) -> tuple[str, str, int, str]:
     # the part before the path is parsed once per host (_origin_parts), the
     # target is cut off the URL as it is.  Only URLs made of characters that
     # a request line may hold, whose authority ends at the first '/', take it.
-    scheme_end = url.find("://")
-    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
-    origin = url[:path_start]
-    if path_start < 0 or "?" in origin or "#" in origin or NOT_IN_TARGET.search(url):
+    origin = before_path(url)
+    path_start = len(origin)
+    if path_start == len(url) or "?" in origin or "#" in origin or NOT_IN_TARGET.search(url):
         return _split_any_url(url)
     scheme, host, port = _origin_parts(origin)
     if not host:

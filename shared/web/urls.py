@@ -103,6 +103,18 @@ def url_host(url: str) -> str | None:
     return _special_host(normal) or None
 
 
+def before_path(url: str) -> str:
+    """Return the part of a URL before its path: ``scheme://authority``.
+
+    The whole URL comes back when it has no path, or no ``://``.  Cut with
+    two finds, at a fraction of the instructions of parsing the URL: the
+    crawl's per-host answers are kept by this part.
+    """
+    scheme_end = url.find("://")
+    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
+    return url if path_start < 0 else url[:path_start]
+
+
 def _special_host(normal_url: str) -> str:
     """Return the host of a normalized ``scheme://host/...`` URL ('' if it has none)."""
     scheme, separator, rest = normal_url.partition("://")
@@ -240,14 +252,12 @@ class UrlPolicy:
         """
         if self.exclude and self.exclude.search(normal_url):
             return False
-        scheme_end = normal_url.find("://")
-        if scheme_end < 0:
+        if "://" not in normal_url:
             return False  # Not an authority-based URL, such as mailto:a@b.
         # Past the exclude pattern, the answer depends only on the scheme
         # and authority, which most links of a crawl share: it is worked
         # out once for each (half the instructions per link).
-        path_start = normal_url.find("/", scheme_end + 3)
-        origin = normal_url if path_start < 0 else normal_url[:path_start]
+        origin = before_path(normal_url)
         allowed = self.allowed_origins.get(origin)
         if allowed is None:
             if len(self.allowed_origins) >= MAX_ORIGINS_KEPT:
