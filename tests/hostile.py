@@ -166,9 +166,16 @@ async def answer_kept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 
 async def unsolicited_response(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Answer, then at once send a second response nobody asked for; keep serving."""
-    writer.write(kept_page(b'<a href="/kept/next">next</a>'))
-    writer.write(UNASKED)
+    """Answer, with a second response nobody asked for right behind it; keep serving.
+
+    One write, so one send: with two, a crawler in this process may read
+    the first, parse it and send its next request on this connection
+    before this thread sends the second, which then arrives after that
+    request, as its answer would, and no client can tell it from one.
+    stage3_asyncio/tests/test_connections.py sends the unasked response
+    into an idle kept connection, one step at a time.
+    """
+    writer.write(kept_page(b'<a href="/kept/next">next</a>') + UNASKED)
     await writer.drain()
     await answer_kept(reader, writer)
 
