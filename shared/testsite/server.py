@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from aiohttp.web_protocol import RequestHandler
 
 from shared.testsite.site import DEFAULT_PAGES, Request, Site, SiteCounters, announce
 
@@ -144,11 +146,23 @@ class ServerThread(LoopThread):
 
     async def _start(self) -> None:
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, backlog=4096)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        server = self._runner.server
+        assert server is not None  # setup() made it.
+        self._transports = track_transports(server)
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(server, self.host, self.port, backlog=4096)
+        self.port = self._listener.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:
+        # Stop accepting, then give the connections just accepted one turn to
+        # become transports before the listener closes: asyncio's Server
+        # drops, without closing it, a connection it accepted in the turn it
+        # was closed in (Python 3.11 to 3.13).
+        loop = asyncio.get_running_loop()
+        for listening in self._listener.sockets:
+            loop.remove_reader(listening.fileno())
+        await asyncio.sleep(0)
+        self._listener.close()
         await self._runner.cleanup()
         # aiohttp forgets a handler whose client has gone (a crawler that
         # timed out) and leaves it running: cancel it, so that it finishes
@@ -157,6 +171,31 @@ class ServerThread(LoopThread):
         for task in leftovers:
             task.cancel()
         await asyncio.gather(*leftovers, return_exceptions=True)
+        # A connection whose handler started after the runner had listed the
+        # connections to close is still open, and a cancelled handler does
+        # not close its own.  Drop every connection still open,
+        # then give the loop a turn to close their sockets before it stops.
+        for transport in self._transports:
+            transport.abort()
+        await asyncio.sleep(0)
+
+
+def track_transports(server: web.Server) -> weakref.WeakSet[asyncio.Transport]:
+    """Return the set of the connections ``server`` is told about from now on.
+
+    An aiohttp handler tells its server's ``connection_made`` about its new
+    connection; this wraps that method.  The set holds each transport
+    weakly, so it only ever holds those still in use.
+    """
+    transports: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
+    register = server.connection_made
+
+    def connection_made(handler: RequestHandler, transport: asyncio.Transport) -> None:
+        transports.add(transport)
+        register(handler, transport)
+
+    server.connection_made = connection_made  # type: ignore[method-assign]
+    return transports
 
 
 async def serve(site: Site, host: str, port: int, listening: Callable[[int], object]) -> None:
