@@ -13,12 +13,12 @@ machine, a Mermaid diagram left as text, a code block or a table that
 scrolls sideways in a 1280 px wide window, a timeline narrower or wider
 than the column of text.  The search box is tried in both languages.
 
-Each chapter of the English site is photographed whole, in the light
-theme and in the dark one, for a person to look at: the PNG files go to the folder named by
-``SCREENSHOTS`` in the environment, or to a new folder under pytest's
-temporary directory, whose path the tests print (``pytest -s`` shows it).
-The dark visit checks that the theme is dark and that the figures drawn
-dark on light are inverted.
+Each chapter of the English site is also opened in the dark theme, which
+checks that the theme is dark and that the figures drawn dark on light are
+inverted.  For a person to look at, set ``SCREENSHOTS`` to a folder: each
+English chapter is then photographed whole in both themes, into PNG files
+there.  A full-page photograph costs seconds and asserts nothing, so
+without ``SCREENSHOTS`` (as in CI) none is taken.
 
 Where no browser can be started (no chromium, not Linux), these tests skip
 with the reason; with ``CI=true`` in the environment they fail instead, so
@@ -177,16 +177,18 @@ def window(browser: Any, site_url: str) -> Iterator[Window]:
 
 
 @pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder of the chapters' screenshots: $SCREENSHOTS, or a new temporary one."""
-    folder = Path(os.environ.get("SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+def screenshots() -> Path | None:
+    """The folder of the chapters' screenshots, $SCREENSHOTS; None when unset: no screenshots."""
+    if not os.environ.get("SCREENSHOTS"):
+        return None
+    folder = Path(os.environ["SCREENSHOTS"])
     folder.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots of the chapters in {folder}")
     return folder
 
 
 @pytest.fixture(scope="module")
-def visit(window: Window, site_url: str, built_site: Path, screenshots: Path) -> Any:
+def visit(window: Window, site_url: str, built_site: Path, screenshots: Path | None) -> Any:
     """Return a function that loads a page once and returns its Visit."""
     return functools.cache(functools.partial(load, window, site_url, built_site, screenshots))
 
@@ -205,10 +207,13 @@ def chapter(path: str) -> bool:
     return path in [page_path("en", name) for name in CHAPTERS]
 
 
-def load(window: Window, site_url: str, built_site: Path, screenshots: Path, path: str) -> Visit:
+def load(
+    window: Window, site_url: str, built_site: Path, screenshots: Path | None, path: str
+) -> Visit:
     """Open ``path``, let it settle (diagrams drawn, network quiet), and note what happened.
 
-    A chapter is photographed first, as it stands, in the light theme.
+    With a ``screenshots`` folder, a chapter is photographed first, as it
+    stands, in the light theme.
     """
     page = window.context.new_page()
     errors: list[str] = []
@@ -224,7 +229,7 @@ def load(window: Window, site_url: str, built_site: Path, screenshots: Path, pat
         # Material replaces each <pre class="mermaid"> once Mermaid has drawn it.
         page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
         page.wait_for_load_state("networkidle")
-        if chapter(path):
+        if screenshots and chapter(path):
             page.screenshot(path=screenshots / shot_name(path, "light"), full_page=True)
         return Visit(
             status=response.status if response else None,
@@ -359,7 +364,7 @@ DARK_LOOK = """() => [
 
 @pytest.mark.parametrize("path", [page_path("en", name) for name in CHAPTERS])
 def test_a_chapter_in_the_dark_theme(
-    dark_window: Any, site_url: str, screenshots: Path, path: str
+    dark_window: Any, site_url: str, screenshots: Path | None, path: str
 ) -> None:
     """A reader who prefers dark pages gets the dark theme, figures inverted to match."""
     page = dark_window.new_page()
@@ -367,7 +372,8 @@ def test_a_chapter_in_the_dark_theme(
         page.goto(site_url + path, wait_until="load")
         page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
         page.wait_for_load_state("networkidle")
-        page.screenshot(path=screenshots / shot_name(path, "dark"), full_page=True)
+        if screenshots:
+            page.screenshot(path=screenshots / shot_name(path, "dark"), full_page=True)
         scheme, background, filters = page.evaluate(DARK_LOOK)
     finally:
         page.close()
