@@ -7,7 +7,8 @@ downloads nothing.  Every request to another address is blocked and
 recorded, so a page that would reach out to the network fails here instead
 of quietly working only when online.
 
-Each page is opened once (``visit`` keeps what it saw) and then checked for
+Each page is opened once (``visit`` keeps what it saw, and opens a few
+pages side by side, which the browser loads together) and then checked for
 what a reader would notice: an error in the console, a request leaving the
 machine, a Mermaid diagram left as text, a code block or a table that
 scrolls sideways in a 1280 px wide window, a timeline narrower or wider
@@ -48,6 +49,8 @@ REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted(path.stem for path in (REPO / "docs").glob("*.md") if ".zh" not in path.suffixes)
 LANGUAGES = {"en": "/", "zh": "/zh/"}
 WIDTH = 1280  # A laptop's window: no code block may scroll sideways in it.
+AT_ONCE = 3  # Pages the browser loads side by side.
+SETTLE_TIMEOUT_MS = 120_000  # How long each page of a batch may take to settle.
 # The chapters, photographed in both themes: the pages that teach, and the
 # measurements (their charts).
 CHAPTERS = ["threads", "callbacks", "generators", "coroutines", "await", "server", "asyncio",
@@ -81,6 +84,9 @@ def no_browser(reason: str) -> None:
 def page_path(language: str, name: str) -> str:
     """Return the URL path of the page built from docs/NAME.md in ``language``."""
     return LANGUAGES[language] + ("" if name == "index" else f"{name}/")
+
+
+EVERY_PATH = [page_path(language, name) for language in LANGUAGES for name in PAGES]
 
 
 @dataclasses.dataclass
@@ -189,8 +195,18 @@ def screenshots() -> Path | None:
 
 @pytest.fixture(scope="module")
 def visit(window: Window, site_url: str, built_site: Path, screenshots: Path | None) -> Any:
-    """Return a function that loads a page once and returns its Visit."""
-    return functools.cache(functools.partial(load, window, site_url, built_site, screenshots))
+    """Return a function that returns what the browser saw on a page.
+
+    The first call loads every page of the site; later calls look up.
+    """
+    visits: dict[str, Visit] = {}
+
+    def seen(path: str) -> Visit:
+        if not visits:
+            visits.update(load_all(window, site_url, built_site, screenshots, EVERY_PATH))
+        return visits[path]
+
+    return seen
 
 
 def shot_name(path: str, scheme: str) -> str:
@@ -207,41 +223,71 @@ def chapter(path: str) -> bool:
     return path in [page_path("en", name) for name in CHAPTERS]
 
 
-def load(
-    window: Window, site_url: str, built_site: Path, screenshots: Path | None, path: str
-) -> Visit:
-    """Open ``path``, let it settle (diagrams drawn, network quiet), and note what happened.
+def load_all(
+    window: Window, site_url: str, built_site: Path, screenshots: Path | None, paths: list[str]
+) -> dict[str, Visit]:
+    """Load ``paths``, AT_ONCE at a time, and return what the browser saw on each.
 
-    With a ``screenshots`` folder, a chapter is photographed first, as it
-    stands, in the light theme.
+    The browser loads the pages of a batch side by side while the test waits
+    on one.  A request off the machine is blocked for the whole window, so
+    it cannot be pinned on one page of the batch: it counts against each.
     """
-    page = window.context.new_page()
-    errors: list[str] = []
-    page.on(
-        "console", lambda message: errors.append(message.text) if message.type == "error" else None
-    )
-    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-    before = len(window.outside_requests)
-    try:
-        response = page.goto(site_url + path, wait_until="load")
-        html = (built_site / path.lstrip("/") / "index.html").read_text(encoding="utf-8")
-        expected = html.count('<pre class="mermaid">')
+    visits = {}
+    for first in range(0, len(paths), AT_ONCE):
+        before = len(window.outside_requests)
+        batch = [Loading(window, site_url, path) for path in paths[first : first + AT_ONCE]]
+        try:
+            seen = [loading.settle(built_site, screenshots) for loading in batch]
+        finally:
+            for loading in batch:
+                loading.page.close()
+        blocked = window.outside_requests[before:]
+        for loading, visit in zip(batch, seen, strict=True):
+            visits[loading.path] = dataclasses.replace(visit, outside_requests=blocked)
+    return visits
+
+
+class Loading:
+    """A page the browser has started to load, and the errors its console shows."""
+
+    def __init__(self, window: Window, site_url: str, path: str) -> None:
+        self.path = path
+        self.page = window.context.new_page()
+        # Its batch loads at once, so a busy machine makes each page wait
+        # longer than Playwright's 30 s default for it to settle.
+        self.page.set_default_timeout(SETTLE_TIMEOUT_MS)
+        self.errors: list[str] = []
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(message.text) if message.type == "error" else None,
+        )
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        # Back as soon as the page starts to arrive; settle() waits for the rest.
+        self.response = self.page.goto(site_url + path, wait_until="commit")
+
+    def settle(self, built_site: Path, screenshots: Path | None) -> Visit:
+        """Let the page settle (loaded, diagrams drawn, network quiet) and note what happened.
+
+        With a ``screenshots`` folder, a chapter is photographed first, as
+        it stands, in the light theme.
+        """
+        page = self.page
+        page.wait_for_load_state("load")
+        html = (built_site / self.path.lstrip("/") / "index.html").read_text(encoding="utf-8")
         # Material replaces each <pre class="mermaid"> once Mermaid has drawn it.
-        page.wait_for_function("() => !document.querySelector('pre.mermaid')", timeout=30_000)
+        page.wait_for_function("() => !document.querySelector('pre.mermaid')")
         page.wait_for_load_state("networkidle")
-        if screenshots and chapter(path):
-            page.screenshot(path=screenshots / shot_name(path, "light"), full_page=True)
+        if screenshots and chapter(self.path):
+            page.screenshot(path=screenshots / shot_name(self.path, "light"), full_page=True)
         return Visit(
-            status=response.status if response else None,
-            console_errors=errors,
-            outside_requests=window.outside_requests[before:],
-            diagrams_in_html=expected,
+            status=self.response.status if self.response else None,
+            console_errors=self.errors,
+            outside_requests=[],
+            diagrams_in_html=html.count('<pre class="mermaid">'),
             diagrams=page.evaluate(DRAWN_DIAGRAMS),
             figures=page.evaluate(FIGURE_WIDTHS),
             scrolling_blocks=page.evaluate(SCROLLING_BLOCKS),
         )
-    finally:
-        page.close()
 
 
 # The width of the column of text, and of each timeline, shown and drawn.
@@ -284,10 +330,7 @@ SCROLLING_BLOCKS = """() => {
 
 # --- Every page ---------------------------------------------------------------------------------
 
-EVERY_PAGE = pytest.mark.parametrize(
-    "path",
-    [page_path(language, name) for language in LANGUAGES for name in PAGES],
-)
+EVERY_PAGE = pytest.mark.parametrize("path", EVERY_PATH)
 
 
 @EVERY_PAGE
