@@ -267,6 +267,16 @@ def share(match: re.Match[str], config: dict) -> str:
     return f"{round(100 * (asleep if match['part'] == 'asleep' else running))}%"
 
 
+def output_key(command: str, options: dict[str, str]) -> str:
+    """Return the key of a marker's output: its command and options, ``lines`` left out.
+
+    ``lines`` only shortens what is shown, so markers that differ in it
+    show the same run.
+    """
+    shown = sorted((name, value) for name, value in options.items() if name != "lines")
+    return f"{command} {shown}"
+
+
 def run_marker(command: str, options: dict[str, str], config: dict) -> str:
     """Run a marker's command, on the test site if it asks for one."""
     status = int(options.get("status") or 0)  # A grader's run that fails exits 1.
@@ -388,7 +398,7 @@ def on_page_markdown(markdown: str, page: object, config: dict, **kwargs: object
     def block(match: re.Match[str]) -> str:
         indent, command = match["indent"], match["command"]
         options = parse_options(match["options"])
-        key = f"{command} {sorted(options.items())}"
+        key = output_key(command, options)
         if "serve" in options:  # Two whole blocks: the server's, then the commands'.
             if key not in outputs:
                 status = int(options.get("status") or 0)

@@ -408,11 +408,16 @@ def dump(frontier: str) -> dict[bytes, bytes]:
 
 
 def restore(frontier: str, snapshot: dict[bytes, bytes]) -> None:
-    """Put the store back as it was in ``snapshot``."""
-    keys = client(frontier)
-    keys.flushdb()
-    for key, value in snapshot.items():
-        keys.restore(key, 0, value)
+    """Put the store back as it was in ``snapshot``, in one transaction.
+
+    A crawler polls the store while this runs: done key by key, it could
+    find the store empty halfway and rightly say it was flushed.
+    """
+    with client(frontier).pipeline(transaction=True) as keys:
+        keys.flushdb()
+        for key, value in snapshot.items():
+            keys.restore(key, 0, value)
+        keys.execute()
 
 
 @pytest.mark.slow  # A process of its own.
