@@ -367,15 +367,14 @@ def test_stopping_closes_every_connection_even_one_accepted_as_it_stops() -> Non
         warnings.simplefilter("always", ResourceWarning)
         for _ in range(8):
             clients: list[socket.socket] = []
-            with contextlib.ExitStack() as connections:
-                with ServerThread(make_app(10)) as server:
-                    address = (server.host, server.port)
-                    client = threading.Thread(target=connect_until_refused, args=(address, clients))
-                    client.start()
-                    assert poll(lambda: len(clients) >= 20)  # noqa: B023 (polled in this round)
-                client.join(DEADLINE)
-                for sock in clients:
-                    connections.enter_context(sock)  # Closed, so only the server's can warn.
+            with ServerThread(make_app(10)) as server:
+                address = (server.host, server.port)
+                client = threading.Thread(target=connect_until_refused, args=(address, clients))
+                client.start()
+                assert poll(lambda: len(clients) >= 20)  # noqa: B023 (polled in this round)
+            client.join(DEADLINE)
+            for sock in clients:
+                sock.close()  # Closed, so only the server's sockets can warn.
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 

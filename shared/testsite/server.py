@@ -185,7 +185,7 @@ def track_transports(server: web.Server) -> weakref.WeakSet[asyncio.Transport]:
 
     An aiohttp handler tells its server's ``connection_made`` about its new
     connection; this wraps that method.  The set holds each transport
-    weakly, so it only ever holds those still in use.
+    weakly: a closed one leaves it once nothing else holds it.
     """
     transports: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
     register = server.connection_made
