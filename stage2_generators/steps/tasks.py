@@ -1,11 +1,9 @@
 """Step 5 of stage 2: a Task that is itself a Future.
 
-So far a Task only pushed its generator along: its return value was lost,
-and what it raised came out of ``Task.step`` into the loop.  Now a
-``Task`` is a ``Future`` of its coroutine's outcome (with the names of the
-finished stage's): ``_step`` sets the result when the coroutine returns,
-the exception when it raises.  A coroutine waits for a task with ``yield
-from task``; if the task failed, ``_wakeup`` throws its error in there.
+So far a Task lost its coroutine's return value, and its errors escaped
+into the loop.  Now a ``Task`` is a ``Future`` of the coroutine's outcome:
+``_step`` sets the result or the exception, and ``yield from task`` waits
+for it, where ``_wakeup`` throws in the task's error, if any.
 
 Still wrong: no cancellation, no timer (a server that never answers is
 waited for forever), and callbacks still run inline, from inside
@@ -76,16 +74,18 @@ class Task(yield_from.Future):
 def fetch_all(
     urls: list[str], selector: selectors.BaseSelector, progress: Progress
 ) -> Coroutine:
-    """Fetch ``urls`` at once, a task each; wait for each, failures too."""
+    """Fetch ``urls`` at once, a task each; return how many failed."""
     tasks = {
         url: Task(fetch_and_print(url, selector, progress)) for url in urls
     }
+    failed = 0
     for url, task in tasks.items():
         try:
             yield from task  # Its result, or the error it raised.
         except OSError as error:
-            seconds, name = progress.seconds(), type(error).__name__
-            print(f"{seconds:6.3f} s  {name} {url}")
+            print(f"{progress.seconds():6.3f} s  {type(error).__name__} {url}")
+            failed += 1
+    return failed
 
 
 if __name__ == "__main__":
@@ -96,5 +96,5 @@ if __name__ == "__main__":
     running = {"main"}
     main.add_done_callback(lambda _: running.clear())  # The loop stops.
     loop(selector, running)
-    main.result()  # Raise what main raised, if anything.
-    print(f"{len(urls)} pages in {progress.seconds():.3f} s, one thread")
+    failed = main.result()  # Or raise what main raised.
+    print(f"{len(urls)} pages, {failed} failed, in {progress.seconds():.3f} s")
