@@ -49,12 +49,14 @@ Coroutine = Generator[Any, None, Any] | collections.abc.Coroutine[Any, Any, Any]
 class Task(Future):
     """Run a generator or a native coroutine on the loop, as a Future."""
 
+    # --8<-- [start:invariant]
     # The invariant: between two steps, until the task is done, it is either
     # scheduled to take its next step (a call to _step waits in the loop's
     # ready queue) or parked on exactly one future, _fut_waiter, whose done
     # callback (_wakeup, which the future schedules) will take that step.
     # Never both, never neither: so a task is never lost, and never runs two
     # steps at once.
+    # --8<-- [end:invariant]
 
     # __weakref__: the loop holds its tasks in a WeakSet.
     __slots__ = (
@@ -107,6 +109,9 @@ class Task(Future):
         finally:
             self._loop._current_task = None
 
+    # --8<-- [end:step]
+
+    # --8<-- [start:wakeup]
     def _wait_on(self, result: object) -> None:
         """Park the task on the future the coroutine yielded, or reschedule it."""
         if isinstance(result, Future) and result._blocking:
@@ -135,7 +140,7 @@ class Task(Future):
         else:
             self._step()  # __iter__ fetches the result itself.
 
-    # --8<-- [end:step]
+    # --8<-- [end:wakeup]
 
     # --8<-- [start:cancel]
     def cancel(self, msg: str | None = None) -> bool:
