@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from shared.cli import main as cli
-from shared.record.timeline import loop_share, nice_step, short, timeline
+from shared.record.timeline import COLOURS, loop_share, nice_step, short, timeline
 from shared.record.trace import NO_TRACE, PHASES, Trace
 from shared.testsite.server import ServerThread, make_app
 from tests.acceptance import run_with_deadline
@@ -317,6 +317,22 @@ def test_the_legend_names_what_the_figure_shows_and_nothing_else(
 ) -> None:
     svg = timeline([("", hand_made(lanes))], "A test")
     assert legend_words(svg) & LEGEND == legend
+
+
+@pytest.mark.parametrize(
+    ("drawn", "phases"),
+    [(READ_ALL_AT_ONCE, {"connect", "wait", "read"}), (PARSED_LATER, {"read", "parse"})],
+)
+def test_the_sample_request_holds_only_the_phases_the_figure_shows(
+    drawn: list[tuple[str, str, int, int]], phases: set[str]
+) -> None:
+    """The legend's sample request is drawn in the colours of the figure's phases, no others."""
+    svg = ET.fromstring(timeline([("", hand_made({"worker 1": drawn}))], "A test"))
+    label = next(t for t in svg.iter(SVG + "text") if "".join(t.itertext()) == "worker 1")
+    first_row = float(label.get("y", 0)) - 20  # The label's baseline sits in its row.
+    colours = {rect.get("fill") for rect in svg.iter(SVG + "rect")
+               if float(rect.get("y", 0)) < first_row}  # fmt: skip
+    assert colours - {"currentColor"} == {COLOURS[name] for name in phases}
 
 
 @pytest.mark.parametrize("lane", ["worker 1", "slot 3", "thread 2", "Task-2"])

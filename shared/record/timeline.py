@@ -40,6 +40,8 @@ COLOURS = {  # Mid-tones: legible on white, and on black once inverted.
     "read": "#59a14f",
     "parse": "#e15759",
 }
+# How wide each phase is drawn in the legend's sample request, before stretching.
+SAMPLE_WIDTHS = {"connect": 4, "send": 3, "wait": 16, "read": 8, "parse": 5}
 RUNNING = "#8f5fb0"  # The loop running callbacks or task steps.
 WIDTH = 998  # The text column at 1280 px, in px: the page shows the figure one to one there.
 SIZE = 16  # The body text's size there, in px.
@@ -207,19 +209,24 @@ def widest_gap(fetch: dict[str, Any]) -> float:
 def legend(keys: list[str], lang: str) -> tuple[list[str], int]:
     """Return the legend across the top, in as many lines as it needs, and its height."""
     parts, x, y = [], 4.0, 6
+    phases = [key for key in keys if key in COLOURS]
     for key in keys:
-        swatch, width = sample(key, x, y)
+        swatch, width = sample(key, x, y, phases)
         label = say(key, lang)
         if x > 4 and x + width + 6 + text_width(label) > WIDTH:  # On to the next line.
             x, y = 4.0, y + SIZE + 10
-            swatch, width = sample(key, x, y)
+            swatch, width = sample(key, x, y, phases)
         parts += [*swatch, text(x + width + 6, y + SIZE - 3, label)]
         x += width + 6 + text_width(label) + 20
     return parts, y + SIZE + 20
 
 
-def sample(key: str, x: float, y: float) -> tuple[list[str], float]:
-    """Return the small drawing that a key of the legend explains, and its width."""
+def sample(key: str, x: float, y: float, phases: list[str]) -> tuple[list[str], float]:
+    """Return the small drawing that a key of the legend explains, and its width.
+
+    The sample request holds only the ``phases`` the figure shows, stretched
+    to fill it: a red parse block in it would promise a parse no bar has.
+    """
     outline, top, height = 'stroke="currentColor" stroke-width="0.8"', y + 1, SIZE - 2
     if key in COLOURS:
         return [rect(x, top, height, height, COLOURS[key], outline)], height
@@ -230,12 +237,13 @@ def sample(key: str, x: float, y: float) -> tuple[list[str], float]:
     if key == "a request, its phases unseen":
         return [rect(x, top, 36, height, "currentColor", f'{outline} fill-opacity="0.25"')], 36
     box = [rect(x, top, 36, height, "currentColor", f'{outline} fill-opacity="0"')]
-    inside = [("connect", 4), ("send", 3), ("wait", 16), ("read", 8), ("parse", 5)]
     if key == "empty: read, not parsed yet":  # Read, then nothing: the empty stretch.
-        inside = [("read", 12)]
+        return [*box, rect(x, top + 1, 12, height - 2, COLOURS["read"])], 36
+    inside = [(name, SAMPLE_WIDTHS[name]) for name in PHASES if name in phases]
+    stretch = 36 / sum(width for _, width in inside) if inside else 0
     for name, width in inside:
-        box.append(rect(x, top + 1, width, height - 2, COLOURS[name]))
-        x += width
+        box.append(rect(x, top + 1, width * stretch, height - 2, COLOURS[name]))
+        x += width * stretch
     return box, 36
 
 
