@@ -34,7 +34,9 @@ then the last line.
 marker's commands against it (``curl`` is a program too; several commands
 are joined with `` && ``), then stops the server with Ctrl-C (SIGINT) and
 shows two blocks: the server's terminal, as a reader who ran it with
-``--port 8000`` would see it, then the commands and what they printed.
+``--port 8001`` would see it, then the commands and what they printed.
+Port 8001, because the reader's test site holds port 8000 (Following
+along), so a marker's commands name ``127.0.0.1:8001``.
 ``status=N`` is the exit status the last command must have (``curl``
 exits 28 when it gives up waiting), 0 when not given.
 
@@ -134,7 +136,7 @@ PROGRAMS = {
 OUTPUTS = "command_outputs"
 SITES = "command_sites"
 READER_URL = "http://127.0.0.1:8000/"  # Where the reader's python -m shared.testsite serves.
-READER_ADDRESS = "127.0.0.1:8000"  # Where a reader's server step serves, with --port 8000.
+READER_ADDRESS = "127.0.0.1:8001"  # Where a reader's server step serves: --port 8001.
 SERVING = re.compile(r"^serving on 127\.0\.0\.1:(?P<port>\d+)$")  # A server step's first line.
 SERVER_DEADLINE = 30  # Seconds for a server step to start, and to stop after Ctrl-C.
 
@@ -346,7 +348,7 @@ def serve_and_run(module: str, commands: str, status: int) -> str:
         shown.insert(-1, "^C")
     fence = "```"
     return "\n".join(
-        [f"{fence}console", f"$ python -m {module} --port 8000", *shown, fence, ""]
+        [f"{fence}console", f"$ python -m {module} --port 8001", *shown, fence, ""]
         + [f"{fence}console", *client, fence]
     )
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from shared.bench import tracing
 from shared.bench.texts import (
+    CEILING,
     CONCURRENCY,
     LANGUAGES,
     MACHINE,
@@ -253,7 +254,7 @@ def ceiling_table(t: dict[str, Any], lang: str = "en") -> str:
     if any(c.get("keep_alive") for c in ceilings):
         rows.append([say("keep-alive", lang), fmt(med([c.get("keep_alive") for c in ceilings]))])
     return (
-        say("Measured with {tool}, GET /pages/1/.", lang).format(tool=tool)
+        say(CEILING, lang).format(tool=tool)
         + "\n\n"
         + table([say("server ceiling", lang), say("requests/s", lang)], rows)
     )
@@ -324,12 +325,14 @@ def servers_table(s: dict[str, Any], lang: str = "en") -> str:
     if "wrk" not in s["runs"]["generators"]:  # A run from before wrk was measured.
         return servers_table_ab_only(s, lang)
     rows, idle_rows = [], []
-    aiohttp_wrk = [{"x": r["per_second"]} for r in s["runs"]["aiohttp"]["wrk"] if r["per_second"]]
+    # The ratio column divides the row's own wrk median by aiohttp.web's, so
+    # it says what the row shows; the targets (targets.md) pair the runs.
+    aiohttp_wrk = med([r["per_second"] for r in s["runs"]["aiohttp"]["wrk"]])
     for name, server in SERVER_NAMES:
         if name not in s["runs"]:
             continue
         runs, idle = s["runs"][name], s["idle"].get(name)
-        wrk = [{"x": r["per_second"]} for r in runs["wrk"] if r["per_second"]]
+        wrk = med([r["per_second"] for r in runs["wrk"]])
         kept = med([r["kept"] for r in runs["keep_alive"]])
         rows.append([
             say(server, lang),
@@ -337,8 +340,8 @@ def servers_table(s: dict[str, Any], lang: str = "en") -> str:
             fmt(med([r["per_second"] for r in runs["keep_alive"]])),
             say("{held:,} of {connections:,}", lang).format(
                 held=round(kept or 0), connections=s["keep_alive_requests"]),
-            fmt(med([r["per_second"] for r in runs["wrk"]])),
-            fmt(paired_ratio(wrk, aiohttp_wrk, "x"), 2, "×"),
+            fmt(wrk),
+            fmt(wrk / aiohttp_wrk if wrk and aiohttp_wrk else None, 2, "×"),
             fmt(med([r["others"] for r in runs["new"] + runs["keep_alive"] + runs["wrk"]]), 2),
         ])  # fmt: skip
         if idle:
@@ -412,7 +415,25 @@ CHARTS = ("throughput.svg", "concurrency.svg", "memory.svg")
 # mid-tone colours, like the docs' timelines: the site's dark theme inverts
 # them and turns the hues back (docs/stylesheets/extra.css, ``img.chart``).
 INK = "#333333"
+# Drawn as wide as the docs' column (998 px: 10.4 inches of 72 points, at
+# 4/3 px a point), so the page shows a chart one to one and its words at
+# the size of the text beside it; a narrower window scales it down.
+FIGSIZE = (10.4, 4.4)
+# One colour per crawler, the same in every chart, none of them close to
+# the target's line (INK, dashed): the threads line used to be red beside
+# a red target.
+COLOURS = {
+    "stage1": "#4e79a7",
+    "stage2": "#f28e2b",
+    "stage3": "#59a14f",
+    "stage3-uvloop": "#76b7b2",
+    "threads": "#b07aa1",
+    "scrapy": "#9c755f",
+    "wget": "#bab0ac",
+}
 STYLE: dict[str, Any] = {
+    "font.size": 13,
+    "legend.fontsize": 12,
     "svg.fonttype": "none",  # Text stays text: the page's fonts draw it, Chinese too.
     "svg.hashsalt": "crawler-bench",  # The same figures give the same file.
     "font.family": ["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "sans-serif"],
@@ -463,15 +484,15 @@ def throughput_chart(results: dict[str, Any], lang: str) -> Any:
     if "throughput" not in results:
         return None
     t = results["throughput"]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     crawlers = [n for n in t["runs"] if med(values(t["runs"][n], "pages_per_s"))]
     speeds = [med(values(t["runs"][n], "pages_per_s")) or 0.0 for n in crawlers]
     ax.barh([label(n, lang) for n in crawlers], speeds, color="#4e79a7")
     ceiling = med([c.get("new_connections") for c in t["ceilings"]])
     if ceiling:
         ax.axvline(ceiling, color="#e15759", linestyle="--",
-                   label=say("server ceiling (new connections)", lang))  # fmt: skip
-        ax.legend(loc="lower right", fontsize=8)
+                   label=say("server ceiling (new connections, cached answers)", lang))  # fmt: skip
+        ax.legend(loc="lower right")
     ax.invert_yaxis()
     ax.set_xlabel(say("pages per second ({urls:,} URLs, max_tasks {max_tasks})", lang).format(**t))
     return fig
@@ -484,13 +505,14 @@ def concurrency_chart(results: dict[str, Any], lang: str) -> Any:
     if "concurrency" not in results:
         return None
     c = results["concurrency"]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     for name, by_tasks in c["runs"].items():
         tasks = list(by_tasks)
         ratios = [med(values(by_tasks[k], "ratio")) for k in tasks]
         ax.plot(tasks, [math.nan if r is None else r for r in ratios], marker="o",
-                label=label(name, lang))  # fmt: skip
-    ax.axhline(1.10, color="#e15759", linestyle="--", label=say("target: 1.10× ideal", lang))
+                linewidth=2, color=COLOURS.get(name), label=label(name, lang))  # fmt: skip
+    ax.axhline(1.10, color=INK, linestyle="--", linewidth=1.5,
+               label=say("target: 1.10× ideal", lang))  # fmt: skip
     ax.axhline(1.0, color="#a0a0a0", linewidth=0.8)
     ax.set_xscale("log")
     ticks = list(next(iter(c["runs"].values())))
@@ -499,7 +521,7 @@ def concurrency_chart(results: dict[str, Any], lang: str) -> Any:
     words = say("max_tasks ({urls:,} URLs, {latency_ms:.0f} ms latency)", lang)
     ax.set_xlabel(words.format(urls=c["urls"], latency_ms=c["latency"] * 1000))
     ax.set_ylabel(say("wall time / ideal", lang))
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", ncols=2)
     return fig
 
 
@@ -510,7 +532,7 @@ def memory_chart(results: dict[str, Any], lang: str) -> Any:
     if "memory" not in results:
         return None
     m = results["memory"]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     crawlers = list(m["runs"])
     width = 0.8 / len(m["sizes"])
     for i, n in enumerate(m["sizes"]):
@@ -518,9 +540,9 @@ def memory_chart(results: dict[str, Any], lang: str) -> Any:
         ax.bar([j + i * width for j in range(len(crawlers))], kb, width,
                label=say("{n:,} in flight", lang).format(n=n))  # fmt: skip
     ax.set_xticks([j + width * (len(m["sizes"]) - 1) / 2 for j in range(len(crawlers))])
-    ax.set_xticklabels([label(name, lang) for name in crawlers], fontsize=8)
+    ax.set_xticklabels([label(name, lang) for name in crawlers])
     ax.set_ylabel(say("kB of RSS per in-flight fetch", lang))
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 

@@ -35,6 +35,12 @@ MEMORY = (
     "includes the crawl's bookkeeping of each URL (a few hundred bytes). The thread crawler "
     "runs one thread per fetch, with the default stack size."
 )
+CEILING = (
+    "Measured with {tool}, GET /pages/1/, on the server the crawlers ran against. It answers "
+    "a page from memory after its first request (a response cache), so that the server is "
+    "not what limits the crawlers. Served without the cache, as in the server chapter, the "
+    "same site answers far fewer requests a second."
+)
 SERVERS = (
     "Both serve the test site from a process of their own, without a response cache. `ab` "
     "asks for one content page, {concurrency} at a time: {requests:,} requests with a new "
@@ -46,19 +52,21 @@ SERVERS = (
     "on the same connection."
 )
 SERVERS_KEEP_ALIVE = (
-    "Both serve the test site from a process of their own, without a response cache, and so "
-    "does step 6 of the server chapter (the same site with llhttp as the parser, without the "
-    "finished server's timer and limits). Each is loaded with one content page, {concurrency} "
-    "connections at a time; the servers take turns, median of the runs. `ab` sends "
-    "{requests:,} requests with a new connection each, then `ab -k` {keep_alive_requests:,}: "
-    "its keep-alive is HTTP/1.0's (`Connection: keep-alive`), which a server may refuse by "
-    "closing the connection after each answer, so ab's own count of the requests that went "
-    "on a kept connection is shown beside. `wrk` speaks HTTP/1.1, where a connection stays "
-    "open unless a side says otherwise, and runs {wrk_seconds} s. `ab` and `wrk` need most of "
-    "a core themselves, and the machine is shared, so the other processes' CPU is shown "
-    "beside. Idle connections: each client connects, asks for the page once and goes quiet; "
-    "kB per idle connection = (server RSS with all of them open − RSS before) / connections; "
-    "held = how many then answered a second request on the same connection."
+    "Both serve the test site from a process of their own, and so does step 6 of the server "
+    "chapter (the same site with llhttp as the parser, without the finished server's timer "
+    "and limits). None has the response cache of the throughput table's server, which answers"
+    " a page from memory after its first request: that is why its ceiling is higher. Each is "
+    "loaded with one content page, {concurrency} connections at a time; the servers take "
+    "turns, median of the runs. `ab` sends {requests:,} requests with a new connection each, "
+    "then `ab -k` {keep_alive_requests:,}: its keep-alive is HTTP/1.0's (`Connection: keep-"
+    "alive`), which a server may refuse by closing the connection after each answer, so ab's "
+    "own count of the requests that went on a kept connection is shown beside. `wrk` speaks "
+    "HTTP/1.1, where a connection stays open unless a side says otherwise, and runs "
+    "{wrk_seconds} s; the ratio column divides a row's wrk figure by aiohttp.web's. `ab` and "
+    "`wrk` need most of a core themselves, and the machine is shared, so the other processes'"
+    " CPU is shown beside. Idle connections: each client connects, asks for the page once and"
+    " goes quiet; kB per idle connection = (server RSS with all of them open − RSS before) / "
+    "connections; held = how many then answered a second request on the same connection."
 )
 PARSERS = (
     "Cost of finding the links of one page of the test site ({pages} pages, "
@@ -115,7 +123,9 @@ ZH = {
     "Wall time over the ideal, by max_tasks": "不同 max_tasks 下挂钟时间与理想值之比",
     "Memory per in-flight fetch": "每个在途抓取占用的内存",
     # Inside the charts.
-    "server ceiling (new connections)": "服务器上限（每个请求新建连接）",
+    "server ceiling (new connections, cached answers)": (
+        "服务器上限（每个请求新建连接，应答有缓存）"
+    ),
     "pages per second ({urls:,} URLs, max_tasks {max_tasks})": (
         "每秒页面数（{urls:,} 个 URL，max_tasks 为 {max_tasks}）"
     ),
@@ -156,13 +166,16 @@ ZH = {
         "应答第二个请求的连接。"
     ),
     SERVERS_KEEP_ALIVE: (
-        "两个服务器都在各自的进程里提供测试站点，不缓存响应；服务器一章的第 6 步也一样（同一个"
-        "站点，改用 llhttp 解析请求，但没有完整服务器的计时器和各项限制）。每个服务器都反复被请"
-        "求同一个内容页面，同时 {concurrency} 个连接；几个服务器轮流测，取各次运行的中位数。`ab"
+        "两个服务器都在各自的进程里提供测试站点，不缓存响应。吞吐量一节的服务器则有响应缓存："
+        "一个页面请求过一次，之后就从内存里应答，所以它的上限更高。服务器一章的第 6 步也不缓存"
+        "（同一个站点，改用 llhttp 解析请求，但没有完整服务器的计时器和各项限制）。"
+        "每个服务器都反复被请求同一个内容页面，同时 {concurrency} 个连接；"
+        "几个服务器轮流测，取各次运行的中位数。`ab"
         "` 先发 {requests:,} 个请求，每个都新建连接；再用 `ab -k` 发 {keep_alive_requests:,} 个"
         "：它的保持连接是 HTTP/1.0 的那一套（`Connection: keep-alive`），服务器可以不答应，每次"
         "应答之后就关掉连接，所以旁边列出了 ab 自己统计的、真正走在保持住的连接上的请求数。`wrk"
-        "` 说的是 HTTP/1.1，连接默认保持，除非某一方说要关；它跑 {wrk_seconds} 秒。`ab` 和 `wrk"
+        "` 说的是 HTTP/1.1，连接默认保持，除非某一方说要关；它跑 {wrk_seconds} 秒。倍数一栏是"
+        "该行的 wrk 数字除以 aiohttp.web 的。`ab` 和 `wrk"
         "` 自己就要占去大半个核心，机器又是共用的，所以旁边列出了其他进程占用的 CPU。空闲连接："
         "每个客户端连上后请求一次页面，然后就不再作声；每个空闲连接 kB =（所有连接都打开时服务"
         "器的 RSS − 之前的 RSS）/ 连接数；保持住的连接，是之后还能在同一连接上应答第二个请求的"
@@ -183,7 +196,11 @@ ZH = {
     "errors": "出错次数",
     "yes": "是",
     "no": "否",
-    "Measured with {tool}, GET /pages/1/.": "用 {tool} 测得，请求 GET /pages/1/。",
+    CEILING: (
+        "用 {tool} 测得，请求 GET /pages/1/，测的就是各爬虫所爬的那个服务器。它有响应缓存："
+        "一个页面请求过一次，之后就从内存里应答，免得服务器拖住爬虫。不带缓存时（服务器一章"
+        "就是这样测的），同一个站点每秒能应答的请求要少得多。"
+    ),
     "server ceiling": "服务器上限",
     "requests/s": "请求/秒",
     "new connection per request": "每个请求新建连接",
