@@ -89,6 +89,9 @@ class Crawler(CrawlerBase):
                 for fetch in self.robots_fetches.values():
                     fetch.cancel()  # Shielded: left running if the crawl was stopped.
 
+    # --8<-- [end:crawl]
+
+    # --8<-- [start:crawl_in]
     async def crawl_in(self, group: asyncio.TaskGroup) -> None:
         """Start the workers in ``group``, wait for the queue, stop them."""
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
@@ -102,7 +105,7 @@ class Crawler(CrawlerBase):
         for worker in workers:
             worker.cancel()  # Idle in q.get(); the group waits for each to end.
 
-    # --8<-- [end:crawl]
+    # --8<-- [end:crawl_in]
 
     # --8<-- [start:work]
     async def work(self) -> None:
@@ -142,6 +145,9 @@ class Crawler(CrawlerBase):
         """
         return None
 
+    # --8<-- [end:fetch]
+
+    # --8<-- [start:fetch_response]
     async def fetch_response(self, url: str, max_size: int, come_back: bool = True) -> Response:
         """GET ``url``, trying again after a network failure, up to max_tries times.
 
@@ -167,7 +173,7 @@ class Crawler(CrawlerBase):
         LOGGER.error("%s failed after %d tries", url, self.max_tries)
         raise exception or TimeoutError()
 
-    # --8<-- [end:fetch]
+    # --8<-- [end:fetch_response]
 
     # --8<-- [start:polite]
     async def polite_request(self, url: str, max_size: int) -> Response:
@@ -244,6 +250,9 @@ class Crawler(CrawlerBase):
             self.in_flight -= 1
             self.recorder.end(url)
 
+    # --8<-- [end:request]
+
+    # --8<-- [start:send]
     async def send(self, url: str) -> aiohttp.ClientResponse:
         """Send a GET for ``url``; return the response once its head has arrived.
 
@@ -268,7 +277,7 @@ class Crawler(CrawlerBase):
                     raise
                 LOGGER.debug("kept connection for %s was closed; sending again", url)
 
-    # --8<-- [end:request]
+    # --8<-- [end:send]
 
 
 async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_size: int) -> bytes:

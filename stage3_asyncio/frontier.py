@@ -392,6 +392,9 @@ class FrontierCrawler(Crawler):
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.turns = itertools.count()
 
+    # --8<-- [end:crawler]
+
+    # --8<-- [start:add_url]
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Send ``url`` to the server, which queues it unless it has seen it.
 
@@ -420,7 +423,7 @@ class FrontierCrawler(Crawler):
         self.records_out, self.links_out = [], []
         return records, links
 
-    # --8<-- [end:crawler]
+    # --8<-- [end:add_url]
 
     # --8<-- [start:work]
     async def work(self) -> None:
@@ -450,6 +453,9 @@ class FrontierCrawler(Crawler):
         finally:
             self.waiting -= 1
 
+    # --8<-- [end:work]
+
+    # --8<-- [start:courier]
     async def courier(self) -> None:
         """Carry outcomes to the server and bring back leased URLs, one trip at a time.
 
@@ -475,7 +481,7 @@ class FrontierCrawler(Crawler):
             else:
                 await self.wake.wait()
 
-    # --8<-- [end:work]
+    # --8<-- [end:courier]
 
     async def trip(self, take: int) -> tuple[list[bytes], float]:
         """Send what the workers finished and lease up to ``take`` URLs: one step."""
