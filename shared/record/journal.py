@@ -45,7 +45,9 @@ FORMAT = "stage2-journal"
 VERSION = 1
 MAX_STEPS = 5000  # About 5 MB of JSON: a crawl of a few hundred pages.
 EVENT_NAMES = {1: "read", 2: "write", 3: "read+write"}  # selectors.EVENT_READ, EVENT_WRITE.
-PLAYER = Path(__file__).resolve().parents[2] / "docs"  # The player's script and style.
+# The player's script and style sheet, which the docs site loads too.
+PLAYER_SCRIPT = ROOT / "docs" / "javascripts" / "replay.js"
+PLAYER_STYLE = ROOT / "docs" / "stylesheets" / "replay.css"
 
 
 class Journal:
@@ -60,6 +62,7 @@ class Journal:
         self.queue: Any = None  # The crawl's queue, shown if set (watch_queue).
         self.frames: dict[tuple[str, int, str], int] = {}  # Each frame's number.
         self.files: dict[str, str] = {}  # Shown file -> its source.
+        self.paths: dict[str, str] = {}  # A code object's file name -> as shown.
         self.names: dict[int, int] = {}  # id(task) -> its number in task_names.
         self.task_names: list[str] = []
         self.tasks: list[weakref.ref[Any]] = []  # By number; dead once freed.
@@ -154,13 +157,21 @@ class Journal:
 
     def waiting(self, loop: Any) -> dict[int, int]:
         """Return who waits on what: id(future) -> number of the task parked on it."""
-        waiting = {}
+        tasks = list(loop._tasks)
+        new = [task for task in tasks if not self.known(task)]
         # New tasks are numbered as a reader counts: Task-1, worker 1, worker 2...
-        for task in sorted(loop._tasks, key=lambda task: in_order(task.get_name())):
-            number = self.number(task)
-            if task._fut_waiter is not None:
-                waiting[id(task._fut_waiter)] = number
-        return waiting
+        for task in sorted(new, key=lambda task: in_order(task.get_name())):
+            self.number(task)
+        return {
+            id(task._fut_waiter): self.names[id(task)]
+            for task in tasks
+            if task._fut_waiter is not None
+        }
+
+    def known(self, task: Any) -> bool:
+        """Tell whether ``task`` has its number in the journal."""
+        number = self.names.get(id(task))
+        return number is not None and self.tasks[number]() is task
 
     def task_state(self, number: int, waiting: dict[int, int], loop: Any) -> dict[str, Any]:
         """Return one task's state, the future it waits on, and its frames."""
@@ -191,7 +202,7 @@ class Journal:
             return {"kind": "task", "task": self.number(future)}
         if id(future) in self.timed:
             return {"kind": "timer"}
-        return {"kind": "future"}
+        return {"kind": "future"}  # The task's frames say what for: Queue.get, say.
 
     def describe(self, handle: dict[str, Any], waiting: dict[int, int]) -> dict[str, Any]:
         """Describe a callback: its function, and the task it runs or will wake."""
@@ -212,13 +223,12 @@ class Journal:
 
     def number(self, task: Any) -> int:
         """Return the number of ``task`` in the journal, giving it one when first seen."""
-        number = self.names.get(id(task))
-        if number is None or self.tasks[number]() is not task:
+        if not self.known(task):
             number = len(self.tasks)
             self.names[id(task)] = number
             self.tasks.append(weakref.ref(task))
             self.task_names.append(task.get_name())
-        return number
+        return self.names[id(task)]
 
     def chain(self, coro: Any) -> list[int]:
         """Return the frames of ``coro`` and of each coroutine it waits in, outermost first."""
@@ -233,7 +243,9 @@ class Journal:
 
     def frame(self, filename: str, line: int, function: str) -> int:
         """Return the number of a frame (file, line, function), keeping its file's source."""
-        path = shown_path(filename)
+        path = self.paths.get(filename)
+        if path is None:
+            path = self.paths[filename] = shown_path(filename)
         key = (path, line, function)
         if key not in self.frames:
             self.frames[key] = len(self.frames)
@@ -259,8 +271,7 @@ class Journal:
 
     def write(self, path: str | Path) -> None:
         """Write the journal to ``path`` as JSON.  Raises OSError."""
-        with open(path, "w", encoding="utf-8") as file:
-            json.dump(self.data(), file, ensure_ascii=False, separators=(",", ":"))
+        save(self.data(), path)
 
 
 class NoJournal(Journal):
@@ -277,6 +288,12 @@ class NoJournal(Journal):
 
 
 NO_JOURNAL = NoJournal()  # Keeps nothing, so one serves every loop.
+
+
+def save(data: dict[str, Any], path: str | Path) -> None:
+    """Write a journal's ``data`` to ``path`` as JSON.  Raises OSError."""
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(data, file, ensure_ascii=False, separators=(",", ":"))
 
 
 def handle_of(handle: Any) -> dict[str, Any]:
@@ -312,3 +329,79 @@ def shown_path(filename: str) -> str:
 def queue_item(item: Any) -> str:
     """Return how the crawl's queue shows an item: its URL."""
     return str(item[0] if isinstance(item, tuple) else item)
+
+
+# --- The player, as one page ------------------------------------------------
+
+PAGE = """<!doctype html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+html {{ font-size: 125%; }}
+body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
+.replay code, .replay pre, .replay-list {{ font-family: ui-monospace, monospace; }}
+{style}
+</style>
+</head>
+<body class="replay-standalone">
+<h1 style="font-size: 1rem">{title}</h1>
+<div class="replay"><script type="application/json" class="replay-data">{data}</script></div>
+<script>
+{script}
+</script>
+</body>
+</html>
+"""
+
+
+def player_page(data: dict[str, Any], lang: str = "en") -> str:
+    """Return one HTML page that replays the journal ``data``, with no request made.
+
+    Raises ValueError if ``data`` is not a journal.  Raises OSError if the
+    player's files (under docs/) cannot be read.
+    """
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("not a journal of stage 2's loop (crawl --journal writes one)")
+    if data.get("version") != VERSION:
+        raise ValueError(f"a journal of version {data.get('version')}, not {VERSION}")
+    # "</" would end the script element early: JSON allows "<\/" for it.
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    title = ("回放：" if lang == "zh" else "Replay: ") + str(data.get("name", ""))
+    return PAGE.format(
+        lang=lang,
+        title=title,
+        style=PLAYER_STYLE.read_text(encoding="utf-8"),
+        script=PLAYER_SCRIPT.read_text(encoding="utf-8"),
+        data=text,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the player page of a journal file; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m shared.record.journal",
+        description="Write a page that replays a journal of stage 2's loop "
+        "(crawl --stage generators --journal FILE), to open in a browser.",
+    )
+    parser.add_argument("journal", metavar="FILE", help="the journal, as crawl --journal wrote it")
+    parser.add_argument("-o", "--output", metavar="HTML", help="the page to write (default: FILE.html)")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the captions' language")
+    args = parser.parse_args(argv)
+    output = args.output or args.journal + ".html"
+    try:
+        with open(args.journal, encoding="utf-8") as file:
+            data = json.load(file)
+        page = player_page(data, args.lang)
+        Path(output).write_text(page, encoding="utf-8")
+    except (OSError, ValueError) as error:  # json.JSONDecodeError is a ValueError.
+        print(f"{parser.prog}: error: {args.journal}: {error}", file=sys.stderr)
+        return 1
+    print(f"open {output} in a browser")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
