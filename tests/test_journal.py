@@ -55,9 +55,8 @@ RECV_LINE = (
 )
 
 
-@pytest.fixture(scope="module")
-def scripted() -> tuple[dict[str, Any], int]:
-    """The journal of the scripted run, and the reading socket's descriptor."""
+def run_scripted() -> tuple[dict[str, Any], int]:
+    """Return the journal of the scripted run, and the reading socket's descriptor."""
     a, b = socket.socketpair()
     with a, b:
         a.setblocking(False)
@@ -71,6 +70,12 @@ def scripted() -> tuple[dict[str, Any], int]:
         finally:
             loop.close()
         return journal.data(), a.fileno()
+
+
+@pytest.fixture(scope="module")
+def scripted() -> tuple[dict[str, Any], int]:
+    """The journal of the scripted run, and the reading socket's descriptor."""
+    return run_scripted()
 
 
 def frames(data: dict[str, Any], numbers: list[int]) -> list[tuple[str, int, str]]:
@@ -248,7 +253,7 @@ def test_journal_needs_stage_2(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 def test_crawl_writes_a_journal(tmp_path: Path) -> None:
     out = tmp_path / "deep" / "j.json"
     with ServerThread(make_app(10)) as server:
-        argv = [server.url, "--stage", "generators", "--max-pages", "3", "-q"]
+        argv = [server.url, "--stage", "generators", "--max-pages", "3", "--max-tasks", "2", "-q"]
         assert cli.main([*argv, "--journal", str(out)]) == cli.EXIT_OK
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["format"] == "stage2-journal" and "worker 1" in data["tasks"]
@@ -264,8 +269,10 @@ def test_the_player_page_holds_the_journal_and_asks_for_nothing(
     assert '<html lang="zh">' in page
     assert page.count("</script>") == 2  # The journal's and the player's: none from the data.
     start = page.index('class="replay-data">') + len('class="replay-data">')
-    assert json.loads(page[start : page.index("</script>")]) == odd
-    assert "src=" not in page and "href=" not in page
+    end = page.index("</script>")
+    assert json.loads(page[start:end]) == odd
+    around = page[:start] + page[end:]  # The page without the journal's text.
+    assert "src=" not in around and "href=" not in around and "url(" not in around
 
 
 def test_the_player_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

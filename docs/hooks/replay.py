@@ -73,10 +73,7 @@ def player(match: re.Match[str], page: Any, config: dict) -> str:
     journal_of(name, config)
     lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
     src = "../" * page.url.count("/") + f"{FOLDER}/{name}.json"
-    return (
-        f'<div class="replay" data-journal="{src}" lang="{lang}">'
-        f"<p>{NO_SCRIPT[lang]}</p></div>"
-    )
+    return f'<div class="replay" data-journal="{src}" lang="{lang}"><p>{NO_SCRIPT[lang]}</p></div>'
 
 
 def on_page_markdown(markdown: str, page: Any, config: dict, **kwargs: object) -> str:

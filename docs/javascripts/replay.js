@@ -379,6 +379,7 @@
       const journal = this.journal;
       const step = journal.steps[this.index];
       const last = journal.steps.length - 1;
+      const focused = this.root.contains(document.activeElement);
       this.root.dataset.step = String(this.index);
       this.position.textContent = this.lang === "zh"
         ? `${w.step} ${this.index + 1} ${w.of} ${last + 1} 步 · 第 ${step.turn} ${w.turn}`
@@ -388,6 +389,8 @@
       this.caption.textContent = caption;
       this.buttons.back.disabled = this.buttons.start.disabled = this.index === 0;
       this.buttons.forward.disabled = this.buttons.turn.disabled = this.index === last;
+      // A button that is disabled loses the focus: keep it in the player, for the keys.
+      if (focused && !this.root.contains(document.activeElement)) this.root.focus({ preventScroll: true });
       this.showTasks(step);
       this.showFrames(step);
       this.showList("ready", step.state.ready.map(cb => this.callback(cb)));

@@ -34,7 +34,6 @@ import json
 import linecache
 import sys
 import weakref
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +137,10 @@ class Journal:
         self.timed = {id(arg) for timer in timers for arg in timer._args}
         ready = [self.describe(handle_of(h), waiting) for h in loop._ready if not h._cancelled]
         timers = sorted(
-            (round((timer._when - (self.t0 or 0)) * 1000, 3), self.describe(handle_of(timer), waiting))
+            (
+                round((timer._when - (self.t0 or 0)) * 1000, 3),
+                self.describe(handle_of(timer), waiting),
+            )
             for timer in loop._scheduled
             if not timer._cancelled
         )
@@ -152,7 +154,7 @@ class Journal:
             "timers": [[when, what] for when, what in timers],
             "sockets": sorted(sockets, key=lambda socket: socket["fd"]),
             "queue": [queue_item(item) for item in self.queue._queue] if self.queue else [],
-            "tasks": [self.task_state(number, waiting, loop) for number in range(len(self.tasks))],
+            "tasks": [self.task_state(number, loop) for number in range(len(self.tasks))],
         }
 
     def waiting(self, loop: Any) -> dict[int, int]:
@@ -173,12 +175,12 @@ class Journal:
         number = self.names.get(id(task))
         return number is not None and self.tasks[number]() is task
 
-    def task_state(self, number: int, waiting: dict[int, int], loop: Any) -> dict[str, Any]:
+    def task_state(self, number: int, loop: Any) -> dict[str, Any]:
         """Return one task's state, the future it waits on, and its frames."""
         task = self.tasks[number]()
-        if task is None or task.done():
-            state = "done" if task is None or not task.cancelled() else "cancelled"
-            return {"state": state, "frames": []}
+        if task is None or task.done():  # Freed once done: nothing refers to it.
+            end = "done" if task is None or not task.cancelled() else "cancelled"
+            return {"state": end, "frames": []}
         frames = self.chain(task._coro)
         self.places[number] = frames
         state: dict[str, Any] = {"state": "waiting", "frames": frames}
@@ -237,7 +239,9 @@ class Journal:
             frame = getattr(coro, "gi_frame", None) or getattr(coro, "cr_frame", None)
             if frame is None:  # Finished, or an iterator such as a future's.
                 break
-            frames.append(self.frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_qualname))
+            frames.append(
+                self.frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_qualname)
+            )
             coro = getattr(coro, "gi_yieldfrom", None) or getattr(coro, "cr_await", None)
         return frames
 
@@ -387,7 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         "(crawl --stage generators --journal FILE), to open in a browser.",
     )
     parser.add_argument("journal", metavar="FILE", help="the journal, as crawl --journal wrote it")
-    parser.add_argument("-o", "--output", metavar="HTML", help="the page to write (default: FILE.html)")
+    parser.add_argument(
+        "-o", "--output", metavar="HTML", help="the page to write (default: FILE.html)"
+    )
     parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the captions' language")
     args = parser.parse_args(argv)
     output = args.output or args.journal + ".html"
