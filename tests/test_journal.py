@@ -21,7 +21,7 @@ import pytest
 
 from shared.cli import main as cli
 from shared.record import journal as journal_module
-from shared.record.journal import NO_JOURNAL, Journal, player_page
+from shared.record.journal import NO_JOURNAL, Journal, expand, player_page
 from shared.testsite.server import ServerThread, make_app
 from stage2_generators.crawler import Crawler
 from stage2_generators.loop import EventLoop
@@ -123,12 +123,13 @@ def test_a_task_step_has_the_frames_it_resumed_at_and_suspended_at(
     assert last["suspended"] == []
     writer_yield = (HERE, line_of(writer, "yield  #"), "writer")
     assert frames(data, steps[2]["suspended"]) == [writer_yield]
-    assert steps[2]["state"]["tasks"][1]["state"] == "ready"  # Back in the ready queue.
+    assert expand(data)[2]["tasks"][1]["state"] == "ready"  # Back in the ready queue.
 
 
 def test_the_state_shows_who_waits_on_which_socket(scripted: tuple[dict[str, Any], int]) -> None:
     data, fd = scripted
-    after_reader = data["steps"][1]["state"]
+    states = expand(data)
+    after_reader = states[1]
     assert after_reader["sockets"] == [{"fn": "_wake", "wakes": 0, "fd": fd}]
     assert after_reader["tasks"][0] == {
         "state": "waiting",
@@ -137,10 +138,10 @@ def test_the_state_shows_who_waits_on_which_socket(scripted: tuple[dict[str, Any
     }
     assert after_reader["tasks"][1]["state"] == "new"
     assert after_reader["ready"] == [{"fn": "Task._step", "task": 1}]
-    woken = data["steps"][6]["state"]  # After _wake: unregistered, the task ready.
+    woken = states[6]  # After _wake: unregistered, the task ready.
     assert woken["sockets"] == []
     assert woken["ready"] == [{"fn": "Task._wakeup", "task": 0, "fd": fd}]
-    assert [task["state"] for task in data["steps"][-1]["state"]["tasks"]] == ["done", "done"]
+    assert [task["state"] for task in states[-1]["tasks"]] == ["done", "done"]
 
 
 def test_the_journal_keeps_the_source_of_the_files_its_frames_are_in(
@@ -151,6 +152,18 @@ def test_the_journal_keeps_the_source_of_the_files_its_frames_are_in(
     loop_source = Path(journal_module.ROOT, "stage2_generators/loop.py").read_text(encoding="utf-8")
     assert data["files"]["stage2_generators/loop.py"] == loop_source
     assert json.loads(json.dumps(data)) == data
+
+
+def test_a_step_holds_what_changed(scripted: tuple[dict[str, Any], int]) -> None:
+    data, fd = scripted
+    # The writer's step changes the writer alone: its next step is in the
+    # ready queue in place of this one, the same callback.
+    assert data["steps"][2]["state"] == {
+        "tasks": {"1": {"state": "ready", "frames": data["steps"][2]["suspended"]}},
+    }
+    assert data["steps"][3]["state"] == {}  # select() returned nothing, and no timer was due.
+    assert data["steps"][4]["state"]["ready"] == []  # The writer's last step.
+    assert expand(data)[3]["sockets"] == [{"fn": "_wake", "wakes": 0, "fd": fd}]
 
 
 def test_a_journal_stops_at_its_limit() -> None:
@@ -199,9 +212,10 @@ def crawl_journal() -> dict[str, Any]:
 def test_a_crawl_task_resumes_where_it_stopped(crawl_journal: dict[str, Any]) -> None:
     steps = crawl_journal["steps"]
     task_steps = 0
-    for before, step in zip(steps, steps[1:], strict=False):
-        if "task" in step and step["task"] < len(before["state"]["tasks"]):
-            assert step["resumed"] == before["state"]["tasks"][step["task"]]["frames"]
+    states = expand(crawl_journal)
+    for before, step in zip(states, steps[1:], strict=False):
+        if "task" in step and step["task"] < len(before["tasks"]):
+            assert step["resumed"] == before["tasks"][step["task"]]["frames"]
             task_steps += 1
     assert task_steps > 20
 
@@ -222,8 +236,7 @@ def test_a_crawl_worker_waits_in_the_crawlers_code(crawl_journal: dict[str, Any]
 
 def test_each_socket_waited_on_is_in_the_selector(crawl_journal: dict[str, Any]) -> None:
     waits = 0
-    for step in crawl_journal["steps"]:
-        state = step["state"]
+    for state in expand(crawl_journal):
         watched = {(socket["fd"], socket.get("wakes")) for socket in state["sockets"]}
         for number, task in enumerate(state["tasks"]):
             if task["state"] == "waiting" and task.get("waits", {}).get("kind") == "socket":
@@ -233,7 +246,7 @@ def test_each_socket_waited_on_is_in_the_selector(crawl_journal: dict[str, Any])
 
 
 def test_the_crawl_queue_is_shown_and_ends_empty(crawl_journal: dict[str, Any]) -> None:
-    queues = [step["state"]["queue"] for step in crawl_journal["steps"]]
+    queues = [state["queue"] for state in expand(crawl_journal)]
     assert any(queue for queue in queues)
     assert all(url.startswith("http://127.0.0.1:") for queue in queues for url in queue)
     assert queues[-1] == []

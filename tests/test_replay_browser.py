@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from shared.record.journal import player_page
+from shared.record.journal import expand, player_page
 from tests import test_site_browser
 from tests.test_journal import run_scripted
 from tests.test_site_browser import QuietHandler
@@ -75,7 +75,7 @@ def site(journal: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> I
 
 def expected(journal: dict[str, Any], index: int, language: str) -> dict[str, Any]:
     """Return what the player must show at step ``index`` of ``journal``."""
-    state = journal["steps"][index]["state"]
+    state = expand(journal)[index]
     return {
         "step": index,
         "states": [STATES[language][task["state"]] for task in state["tasks"]],

@@ -197,6 +197,20 @@
     }
   }
 
+  /* Each step of a journal holds what changed since the step before (the
+     lists that did, the tasks that did, by number): give each its whole state. */
+  function expand(journal) {
+    let state = { ready: [], timers: [], sockets: [], queue: [], tasks: [] };
+    for (const step of journal.steps) {
+      const changed = step.state;
+      const tasks = state.tasks.slice();
+      for (const [number, task] of Object.entries(changed.tasks || {})) tasks[Number(number)] = task;
+      state = { ...state, ...changed, tasks };
+      step.state = state;
+    }
+    return journal;
+  }
+
   /* --- The player -------------------------------------------------------- */
 
   class Player {
@@ -522,7 +536,7 @@
     const inline = root.querySelector("script.replay-data");
     const words = WORDS[language(root)];
     if (inline) {
-      root.player = new Player(root, JSON.parse(inline.textContent));
+      root.player = new Player(root, expand(JSON.parse(inline.textContent)));
       root.dataset.ready = "yes";
       return;
     }
@@ -533,7 +547,7 @@
         return response.json();
       })
       .then(journal => {
-        root.player = new Player(root, journal);
+        root.player = new Player(root, expand(journal));
         root.dataset.ready = "yes";
       })
       .catch(error => {

@@ -42,7 +42,7 @@ from shared.record.trace import in_order
 ROOT = Path(__file__).resolve().parents[2]  # Frames in files under it are shown.
 FORMAT = "stage2-journal"
 VERSION = 1
-MAX_STEPS = 5000  # About 5 MB of JSON: a crawl of a few hundred pages.
+MAX_STEPS = 5000  # 5 to 10 MB of JSON: a crawl of a few hundred pages.
 EVENT_NAMES = {1: "read", 2: "write", 3: "read+write"}  # selectors.EVENT_READ, EVENT_WRITE.
 # The player's script and style sheet, which the docs site loads too.
 PLAYER_SCRIPT = ROOT / "docs" / "javascripts" / "replay.js"
@@ -70,6 +70,7 @@ class Journal:
         self.truncated = False
         self.upcoming: dict[int, dict[str, Any]] = {}  # id(handle) -> its callback.
         self.timed: set[int] = set()  # Ids of the futures the timers will set, now.
+        self.previous: dict[str, Any] = {}  # The state of the last step.
 
     def watch_queue(self, queue: Any) -> None:
         """Show the items of ``queue`` (stage 2's ``Queue``) at every step."""
@@ -92,7 +93,7 @@ class Journal:
             "events": [[key.fd, EVENT_NAMES.get(mask, str(mask))] for key, mask in events],
             "timers_due": sum(1 for handle in loop._ready if hasattr(handle, "_when")),
         }
-        step["state"] = self.state(loop)
+        step["state"] = self.changes(self.state(loop))
         self.steps.append(step)
         # What this turn will run, read now: a callback may cancel its own
         # handle (_wake does), which forgets the function and its arguments.
@@ -116,9 +117,10 @@ class Journal:
             step["resumed"] = self.places.get(number, [])
             if number in self.waits:  # What it waited on, before this step.
                 step["waited"] = {k: v for k, v in self.waits[number].items() if k != "id"}
-        step["state"] = self.state(loop)
+        state = self.state(loop)
         if "task" in step:
-            step["suspended"] = step["state"]["tasks"][step["task"]]["frames"]
+            step["suspended"] = state["tasks"][step["task"]]["frames"]
+        step["state"] = self.changes(state)
         self.steps.append(step)
 
     def full(self) -> bool:
@@ -126,6 +128,26 @@ class Journal:
         if len(self.steps) >= self.limit:
             self.truncated = True
         return self.truncated
+
+    def changes(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Return what differs in ``state`` from the last step's (``expand`` undoes it).
+
+        A step changes one task or two: with a hundred workers waiting, a
+        step holding them all would be a hundred times larger.
+        """
+        before = self.previous
+        delta = {key: value for key, value in state.items() if key != "tasks"}
+        delta = {key: value for key, value in delta.items() if before.get(key) != value}
+        old = before.get("tasks", [])
+        tasks = {
+            str(number): task
+            for number, task in enumerate(state["tasks"])
+            if number >= len(old) or old[number] != task
+        }
+        if tasks:
+            delta["tasks"] = tasks
+        self.previous = state
+        return delta
 
     # --- What a step shows ----------------------------------------------------
 
@@ -292,6 +314,29 @@ class NoJournal(Journal):
 
 
 NO_JOURNAL = NoJournal()  # Keeps nothing, so one serves every loop.
+
+
+def expand(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the whole state at each step of a journal's ``data``.
+
+    Each step of the file holds what changed since the step before: the
+    lists that did (ready, timers, sockets, queue), and the tasks that did,
+    by number.  The player does the same when it loads a journal.
+    """
+    state: dict[str, Any] = {"ready": [], "timers": [], "sockets": [], "queue": [], "tasks": []}
+    states = []
+    for step in data["steps"]:
+        changed = step["state"]
+        state = {**state, **{key: value for key, value in changed.items() if key != "tasks"}}
+        tasks = list(state["tasks"])
+        for number, task in sorted(changed.get("tasks", {}).items(), key=lambda item: int(item[0])):
+            if int(number) == len(tasks):
+                tasks.append(task)
+            else:
+                tasks[int(number)] = task
+        state["tasks"] = tasks
+        states.append(state)
+    return states
 
 
 def save(data: dict[str, Any], path: str | Path) -> None:
