@@ -133,17 +133,17 @@
         : `${name} resumes in ${this.where(step.resumed)} now that ${this.waited(step.waited, step.resumed)}`;
       else why = zh
         ? `${name} 轮到自己，在 ${this.where(step.resumed)} 恢复`
-        : `${name} takes its turn and resumes in ${this.where(step.resumed)}`;
+        : `${name} resumes in ${this.where(step.resumed)} on its turn`;
       let then;
       if (after.state === "done" || after.state === "cancelled") {
         then = zh ? (after.state === "done" ? "然后运行结束" : "然后以取消告终") :
-          (after.state === "done" ? "and runs to its end" : "and ends cancelled");
+          (after.state === "done" ? "and runs to its end" : "and ends, cancelled");
       } else if (after.state === "ready") {
         then = zh ? `然后在 ${this.where(after.frames)} 让出一轮，回到就绪队列` :
-          `and yields at ${this.where(after.frames)}, giving the others a turn`;
+          `runs, and yields at ${this.where(after.frames)} to give the others a turn`;
       } else {
         then = zh ? `然后在 ${this.where(after.frames)} 挂起，等${this.wait(after.waits, after.frames)}` :
-          `and suspends in ${this.where(after.frames)}, waiting for ${this.wait(after.waits, after.frames)}`;
+          `runs, and suspends in ${this.where(after.frames)}, waiting for ${this.wait(after.waits, after.frames)}`;
       }
       return zh ? `${why}，${then}。` : `${why}, ${then}.`;
     }
@@ -174,13 +174,13 @@
       const woken = cb.wakes !== undefined ? this.task(cb.wakes) : null;
       if (cb.fn === "_wake") {
         return zh
-          ? `套接字 ${cb.fd} 就绪：_wake 注销它，并把${woken || "等它的任务"}所等的 future 设为完成，这会把该任务的 _wakeup 放进就绪队列。`
+          ? `套接字 ${cb.fd} 就绪：_wake 注销它，并把 ${woken || "等它的任务"} 所等的 future 设为完成，这会把 ${woken || "该任务"} 的 _wakeup 放进就绪队列。`
           : `Socket ${cb.fd} is ready: _wake unregisters it and marks done the future ` +
             `${woken || "a task"} waits on, which puts ${woken ? woken + "'s" : "its"} _wakeup in the ready queue.`;
       }
       if (cb.fn === "_set_result_unless_done") {
         return zh
-          ? `定时器到期：${woken || "一个任务"}的 sleep 结束了，它的 _wakeup 进入就绪队列。`
+          ? `定时器到期：${woken || "一个任务"} 的 sleep 结束了，它的 _wakeup 进入就绪队列。`
           : `A timer is due: the sleep of ${woken || "a task"} is over, so its _wakeup joins the ready queue.`;
       }
       if (cb.fn === "_run_until_complete_cb") {
@@ -446,7 +446,14 @@
         // Where it is, and under it what it waits for.
         const place = make("td", "replay-place");
         place.append(make("span", "replay-where", this.captions.where(task.frames)));
-        if (task.waits) place.append(make("span", "replay-waits", this.captions.wait(task.waits, task.frames)));
+        if (task.waits) {
+          // Woken, its step not taken yet: what it waited for has come.
+          const c = this.captions;
+          const text = task.state === "ready"
+            ? (this.lang === "zh" ? c.arrived(task.waits, task.frames) : c.waited(task.waits, task.frames))
+            : c.wait(task.waits, task.frames);
+          place.append(make("span", "replay-waits", text));
+        }
         row.append(name, state, place);
         row.addEventListener("click", () => {
           this.chosen = number;
