@@ -294,6 +294,9 @@ def test_the_player_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert journal_module.main([str(journal)]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "not a journal" in error
-    Journal().write(journal)
+    Journal().write(journal)  # A loop that never turned: nothing to replay.
+    assert journal_module.main([str(journal)]) == 1
+    assert "holds no step" in capsys.readouterr().err
+    journal_module.save(run_scripted()[0], journal)
     assert journal_module.main([str(journal), "-o", str(tmp_path / "p.html")]) == 0
     assert (tmp_path / "p.html").read_text(encoding="utf-8").startswith("<!doctype html>")

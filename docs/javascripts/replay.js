@@ -23,6 +23,7 @@
       states: { new: "new", ready: "ready", waiting: "waiting", done: "done",
         cancelled: "cancelled", running: "running" },
       loading: "Loading the journal…", failed: "The journal could not be loaded.",
+      empty: "The journal holds no step: the loop never turned.",
       truncated: "The journal stops here: it keeps a limited number of steps.",
     },
     zh: {
@@ -35,6 +36,7 @@
       states: { new: "新建", ready: "就绪", waiting: "等待", done: "完成",
         cancelled: "已取消", running: "运行中" },
       loading: "正在载入日志……", failed: "日志载入失败。",
+      empty: "日志里一步也没有：事件循环一轮都没转。",
       truncated: "日志到此为止：它只保存有限的步数。",
     },
   };
@@ -537,14 +539,23 @@
     }
   }
 
+  function play(root, journal) {
+    if (!Array.isArray(journal.steps) || !journal.steps.length) {
+      root.textContent = WORDS[language(root)].empty;
+      root.dataset.ready = "empty";
+      return;
+    }
+    root.player = new Player(root, expand(journal));
+    root.dataset.ready = "yes";
+  }
+
   function start(root) {
     if (root.dataset.ready) return;
     root.dataset.ready = "loading";
     const inline = root.querySelector("script.replay-data");
     const words = WORDS[language(root)];
     if (inline) {
-      root.player = new Player(root, expand(JSON.parse(inline.textContent)));
-      root.dataset.ready = "yes";
+      play(root, JSON.parse(inline.textContent));
       return;
     }
     root.textContent = words.loading;
@@ -553,10 +564,7 @@
         if (!response.ok) throw new Error(`${response.status} ${response.url}`);
         return response.json();
       })
-      .then(journal => {
-        root.player = new Player(root, expand(journal));
-        root.dataset.ready = "yes";
-      })
+      .then(journal => play(root, journal))
       .catch(error => {
         root.textContent = words.failed;
         root.dataset.ready = "failed";

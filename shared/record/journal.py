@@ -416,6 +416,8 @@ def player_page(data: dict[str, Any], lang: str = "en") -> str:
         raise ValueError("not a journal of stage 2's loop (crawl --journal writes one)")
     if data.get("version") != VERSION:
         raise ValueError(f"a journal of version {data.get('version')}, not {VERSION}")
+    if not data.get("steps"):
+        raise ValueError("the journal holds no step: the loop never turned")
     # "</" would end the script element early: JSON allows "<\/" for it.
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     title = ("回放：" if lang == "zh" else "Replay: ") + str(data.get("name", ""))
