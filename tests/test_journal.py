@@ -166,6 +166,29 @@ def test_a_step_holds_what_changed(scripted: tuple[dict[str, Any], int]) -> None
     assert expand(data)[3]["sockets"] == [{"fn": "_wake", "wakes": 0, "fd": fd}]
 
 
+def fails() -> Generator[None, None, None]:
+    yield
+    raise ValueError("on purpose")
+
+
+def test_a_task_ends_done_failed_or_cancelled() -> None:
+    journal = Journal()
+    loop = EventLoop(journal=journal)
+    try:
+        done = loop.create_task(turns(1), name="a")
+        failed = loop.create_task(fails(), name="b")
+        cancelled = loop.create_task(turns(5), name="c")
+        loop.run_until_complete(done)
+        cancelled.cancel()
+        loop.run_until_complete(turns(2))
+        assert failed._log_traceback  # Not counted as retrieved by the journal.
+        failed.exception()
+    finally:
+        loop.close()
+    last = expand(journal.data())[-1]["tasks"]
+    assert [task["state"] for task in last[:3]] == ["done", "failed", "cancelled"]
+
+
 def test_a_journal_stops_at_its_limit() -> None:
     journal = Journal(limit=4)
     loop = EventLoop(journal=journal)

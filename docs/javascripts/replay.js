@@ -21,7 +21,7 @@
       none: "empty", file: "File", keys: "Keys: ← → step, space play, n next turn, " +
         "t next step of the chosen task, Home/End.",
       states: { new: "new", ready: "ready", waiting: "waiting", done: "done",
-        cancelled: "cancelled", running: "running" },
+        failed: "failed", cancelled: "cancelled" },
       loading: "Loading the journal…", failed: "The journal could not be loaded.",
       empty: "The journal holds no step: the loop never turned.",
       truncated: "The journal stops here: it keeps a limited number of steps.",
@@ -34,7 +34,7 @@
       none: "空", file: "文件", keys: "按键：← → 单步，空格播放，n 下一轮，" +
         "t 所选任务的下一步，Home/End 到头尾。",
       states: { new: "新建", ready: "就绪", waiting: "等待", done: "完成",
-        cancelled: "已取消", running: "运行中" },
+        failed: "失败", cancelled: "已取消" },
       loading: "正在载入日志……", failed: "日志载入失败。",
       empty: "日志里一步也没有：事件循环一轮都没转。",
       truncated: "日志到此为止：它只保存有限的步数。",
@@ -137,9 +137,13 @@
         ? `${name} 轮到自己，在 ${this.where(step.resumed)} 恢复`
         : `${name} resumes in ${this.where(step.resumed)} on its turn`;
       let then;
-      if (after.state === "done" || after.state === "cancelled") {
-        then = zh ? (after.state === "done" ? "然后运行结束" : "然后以取消告终") :
-          (after.state === "done" ? "and runs to its end" : "and ends, cancelled");
+      const endings = {
+        done: ["然后运行结束", "and runs to its end"],
+        failed: ["然后因异常结束", "and ends with an exception"],
+        cancelled: ["然后以取消告终", "and ends, cancelled"],
+      };
+      if (endings[after.state]) {
+        then = endings[after.state][zh ? 0 : 1];
       } else if (after.state === "ready") {
         then = zh ? `然后在 ${this.where(after.frames)} 让出一轮，回到就绪队列` :
           `runs, and yields at ${this.where(after.frames)} to give the others a turn`;

@@ -201,8 +201,7 @@ class Journal:
         """Return one task's state, the future it waits on, and its frames."""
         task = self.tasks[number]()
         if task is None or task.done():  # Freed once done: nothing refers to it.
-            end = "done" if task is None or not task.cancelled() else "cancelled"
-            return {"state": end, "frames": []}
+            return {"state": ending(task), "frames": []}
         frames = self.chain(task._coro)
         self.places[number] = frames
         state: dict[str, Any] = {"state": "waiting", "frames": frames}
@@ -348,6 +347,17 @@ def save(data: dict[str, Any], path: str | Path) -> None:
 def handle_of(handle: Any) -> dict[str, Any]:
     """Return a handle's callback and arguments, read before it is cancelled or run."""
     return {"callback": handle._callback, "args": handle._args}
+
+
+def ending(task: Any) -> str:
+    """Return how a task that is done ended: done, failed or cancelled (None: freed, done).
+
+    Reads the exception without ``exception()``, which would count it as
+    retrieved and silence the report of an error that nobody awaited.
+    """
+    if task is not None and task.cancelled():
+        return "cancelled"
+    return "failed" if task is not None and task._exception is not None else "done"
 
 
 def is_task(value: object) -> bool:
