@@ -34,6 +34,7 @@ from typing import Any
 
 from shared.crawl.crawling import CrawlerBase
 from shared.crawl.polite import MAX_ROBOTS_SIZE, Host, RobotsFetch, origin_of
+from shared.record.journal import NO_JOURNAL, Journal
 from shared.record.stats import failure
 from shared.web.http import BadResponse, ResponseParser, build_request, request_target
 from shared.web.resolver import Resolver
@@ -302,14 +303,15 @@ class Crawler(CrawlerBase):
 
 
 # --8<-- [start:entry]
-def run(crawler: Crawler) -> Crawler:
+def run(crawler: Crawler, journal: Journal = NO_JOURNAL) -> Crawler:
     """Run ``crawler`` to completion on a new event loop, then close the loop.
 
     On Ctrl+C the crawl is cancelled, its sockets closed and the loop closed
-    before KeyboardInterrupt goes on to the caller.
+    before KeyboardInterrupt goes on to the caller.  A ``journal`` notes
+    every turn of the loop, for a replay (``crawl --journal``).
     """
     try:
-        event_loop.run(crawler.crawl(), recorder=crawler.recorder)
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder, journal=journal)
     finally:
         crawler.stopped()
     return crawler

@@ -45,6 +45,7 @@ import weakref
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
+from shared.record.journal import NO_JOURNAL, Journal
 from shared.record.trace import NO_TRACE, Trace
 from stage2_generators.events import (
     Handle,
@@ -69,8 +70,9 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
-    def __init__(self, recorder: Trace = NO_TRACE) -> None:
+    def __init__(self, recorder: Trace = NO_TRACE, journal: Journal = NO_JOURNAL) -> None:
         self._recorder = recorder  # Notes each select() and each run of steps.
+        self._journal = journal  # Notes each turn and each callback, for a replay.
         self._ready: collections.deque[Handle] = collections.deque()
         self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
         self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
@@ -137,6 +139,7 @@ class EventLoop:
                 self._timer_cancelled_count -= 1
             else:
                 self._ready.append(timer)
+        self._journal.woke(self, events)
         # This is the only place where callbacks are called.  Only those
         # that are ready now run: the ones they schedule wait for the next
         # iteration, so I/O is polled in between and none can starve it.
@@ -144,6 +147,7 @@ class EventLoop:
             handle = self._ready.popleft()
             if not handle._cancelled:
                 handle._run()
+                self._journal.ran(self, handle)
 
     def _select_timeout(self) -> float | None:
         """Return how long select() may wait: until the first timer, or forever.
@@ -570,7 +574,7 @@ def _run_until_complete_cb(future: Future) -> None:
 
 
 # --8<-- [start:run_main]
-def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
+def run(main: Coroutine, *, recorder: Trace = NO_TRACE, journal: Journal = NO_JOURNAL) -> Any:
     """Run the coroutine ``main`` on a new event loop, then close the loop.
 
     Whatever ``main`` left running is cancelled and allowed to clean up
@@ -580,13 +584,14 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
     cleaned up.  Raises RuntimeError when called while a loop runs in this
     thread, ValueError if ``main`` is no coroutine (a generator counts as
     one, as in the chapter); else returns or raises what ``main`` does.
-    ``recorder`` notes what the loop does (shared/record/trace.py).
+    ``recorder`` notes what the loop does (shared/record/trace.py), and
+    ``journal`` each turn, for a replay (shared/record/journal.py).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
     if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
         raise ValueError(f"a coroutine was expected, got {main!r}")
-    loop = EventLoop(recorder)
+    loop = EventLoop(recorder, journal)
     try:
         task = loop.create_task(main)
         with _ctrl_c_cancels(task) as presses:

@@ -243,11 +243,12 @@ def assert_works_offline(site: Path) -> None:
     """No page loads a script or style from another host; diagrams have Mermaid at hand.
 
     Mermaid's 3.5 MB are loaded only where a diagram needs them
-    (docs/hooks/mermaid_where_drawn.py).
+    (docs/hooks/mermaid_where_drawn.py), and the replay player only where
+    a page holds one (docs/hooks/replay.py), with its journal in the site.
     """
     pages = sorted(site.rglob("*.html"))
     assert pages
-    drawn = 0
+    drawn = players = 0
     for path in pages:
         page = path.read_text(encoding="utf-8")
         assert remote_assets(page) == [], path.relative_to(site)
@@ -255,7 +256,13 @@ def assert_works_offline(site: Path) -> None:
         has_diagram = 'class="mermaid"' in page
         drawn += has_diagram
         assert ('javascripts/mermaid.min.js"' in page) == has_diagram, path.relative_to(site)
+        has_player = '<div class="replay"' in page
+        players += has_player
+        assert ('javascripts/replay.js"' in page) == has_player, path.relative_to(site)
+        assert ('stylesheets/replay.css"' in page) == has_player, path.relative_to(site)
     assert 0 < drawn < len(pages)
+    assert players == 2  # The coroutines page, in each language.
+    assert (site / "replay" / "generators.json").is_file()
 
 
 def page_text(path: Path) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import http.server
+import json
 import os
 import shutil
 import sys
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from shared.record.journal import expand
 
 pytestmark = pytest.mark.slow
 
@@ -434,6 +437,46 @@ def test_the_light_theme_leaves_the_figures_as_drawn(window: Window, site_url: s
     finally:
         page.close()
     assert scheme == "default" and filters and set(filters) == {"none"}
+
+
+# --- The replay of stage 2's loop ---------------------------------------------------------------
+
+# Which step the player shows, and each task's state in it (its row's class).
+REPLAY_SHOWN = """root => [Number(root.dataset.step), [...root.querySelectorAll(".replay-task")]
+    .map(row => [...row.classList].find(name => name !== "replay-task"
+        && !["replay-current", "replay-chosen"].includes(name)).slice("replay-".length))]"""
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_the_replay_steps_through_the_recorded_run(
+    window: Window, site_url: str, built_site: Path, language: str
+) -> None:
+    """The coroutines page's player loads the build's journal and steps through it by key.
+
+    Whether its page shows a console error or makes a request off the
+    machine is checked with every page.
+    """
+    journal = json.loads((built_site / "replay" / "generators.json").read_text(encoding="utf-8"))
+    page = window.context.new_page()
+    try:
+        page.goto(site_url + page_path(language, "coroutines"), wait_until="load")
+        root = page.locator(".replay[data-ready=yes]")
+        root.focus()
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        shown = root.evaluate(REPLAY_SHOWN)
+        page.keyboard.press("ArrowLeft")
+        back = root.evaluate(REPLAY_SHOWN)
+    finally:
+        page.close()
+    states = [[task["state"] for task in state["tasks"]] for state in expand(journal)]
+    assert shown == [5, states[5]]
+    assert back == [4, states[4]]
+    assert len(journal["steps"]) > 40 and journal["tasks"][1:4] == [
+        "worker 1",
+        "worker 2",
+        "worker 3",
+    ]
 
 
 # --- Search -------------------------------------------------------------------------------------

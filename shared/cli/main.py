@@ -2,8 +2,9 @@
 
 It takes the options of the 500 Lines crawler's ``crawl.py`` (with either
 ``--max_tasks`` or ``--max-tasks`` spelling), built from the one definition
-in ``shared.crawl.options``, plus ``--stage``, ``--json`` and ``--save``
-(``--trace`` is an option of the crawl itself, written by the stage).  With no
+in ``shared.crawl.options``, plus ``--stage``, ``--json``, ``--save`` and
+``--journal`` (``--trace`` is an option of the crawl itself, written by the
+stage; the journal is stage 2's loop's alone, so the command makes it).  With no
 root URL it starts the bundled test site and crawls that, then checks the
 result against the site's oracle.  The report is printed at the end, and
 also after Ctrl-C, so what was done is never lost.
@@ -83,6 +84,9 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add = parser.add_argument
     add("--json", metavar="FILE", help="also write one JSON object per URL to FILE")
     add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
+    add("--journal", metavar="FILE",
+        help="with --stage generators: write every turn of the event loop to FILE, for a "
+        "replay (python -m shared.record.journal FILE makes the player)")  # fmt: skip
     frontier_cli.add_arguments(parser)  # --frontier, --lease, --report, --forget.
     add("--pages", type=int, default=DEFAULT_PAGES, metavar="N",
         help="size of the bundled site when no root is given (default: %(default)s)")  # fmt: skip
@@ -137,6 +141,8 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         json_file = open_output(args.json) if args.json else None
         if args.trace:  # Written at the end of the crawl; can it be?
             open_output(args.trace).close()
+        if args.journal:  # The same; and only stage 2's loop keeps one.
+            check_journal(args)
     except (ValueError, OutputError) as error:
         parser.error(str(error))
     level = LOG_LEVELS[min(args.level, len(LOG_LEVELS) - 1)]
@@ -149,7 +155,10 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     with json_file or contextlib.nullcontext(), bundled_site(roots, args) as crawl_roots:
         crawler = module.Crawler(crawl_roots, **options.keywords())
         crawler.on_page = saver
-        status = run_and_report(module, crawler, json_file, quiet=args.level == 0)
+        journal = make_journal(crawler) if args.journal else None
+        status = run_and_report(module, crawler, json_file, quiet=args.level == 0, journal=journal)
+        if journal is not None:
+            journal.write(args.journal)
         if status == EXIT_OK and not roots:
             status = check_oracle(crawler, crawl_roots[0], args.pages)
         elif status == EXIT_OK:
@@ -163,6 +172,24 @@ def check_since(path: str | os.PathLike[str]) -> None:
         read_since(path)
     except OSError as error:
         raise ValueError(f"cannot read {os.fspath(path)}: {reason(error)}") from None
+
+
+def check_journal(args: argparse.Namespace) -> None:
+    """Check that --journal can be kept and written; raises ValueError or OutputError."""
+    if args.stage != "generators":
+        raise ValueError("--journal needs --stage generators: only stage 2's loop keeps one")
+    if frontier_cli.requested(args):
+        raise ValueError("--journal cannot be used with --frontier")
+    open_output(args.journal).close()
+
+
+def make_journal(crawler: Any) -> Any:
+    """Return a journal of stage 2's loop that also shows ``crawler``'s queue."""
+    from shared.record.journal import Journal  # Only --journal needs it.
+
+    journal = Journal()
+    journal.watch_queue(crawler.q)
+    return journal
 
 
 class OutputError(Exception):
@@ -253,13 +280,21 @@ def site_server(server: str, pages: int, latency: float = 0.0) -> Any:
 
 
 def run_and_report(
-    module: Any, crawler: Any, json_file: IO[str] | None, *, quiet: bool = False
+    module: Any,
+    crawler: Any,
+    json_file: IO[str] | None,
+    *,
+    quiet: bool = False,
+    journal: Any = None,
 ) -> int:
-    """Run the crawl, then print the report (also after Ctrl-C)."""
+    """Run the crawl, then print the report (also after Ctrl-C).
+
+    A ``journal`` (stage 2 only) is handed to the stage's ``run``.
+    """
     status = EXIT_OK
     with progress(crawler) if not quiet else contextlib.nullcontext():
         try:
-            module.run(crawler)
+            module.run(crawler) if journal is None else module.run(crawler, journal=journal)
         except KeyboardInterrupt:
             status = EXIT_INTERRUPTED
     if status == EXIT_INTERRUPTED:

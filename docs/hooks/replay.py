@@ -1,0 +1,100 @@
+"""An mkdocs hook that puts a replay of a real run of stage 2 into a page.
+
+A line ``<!-- replay: generators -->`` becomes the replay player
+(``docs/javascripts/replay.js``) fed by a journal
+(``shared/record/journal.py``) of stage 2 crawling a small test site:
+``PAGES`` pages with three workers.  The build records the crawl once
+and writes the journal into the built site (``replay/generators.json``)
+after the build, as the timelines are: nothing the build makes is kept in
+the repository, and both languages replay the very same run.  Only the
+pages that hold a player load its script and style sheet.
+
+The crawl runs on the real loop, so each build records a slightly
+different run (which socket is ready first, how long a turn takes).
+``make_loop`` is the one place that chooses the loop: once stage 2's loop
+takes a simulated clock and selector, recording the page's run in that
+world, the same at every build, is a change to that one line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from shared.record.journal import Journal, save
+from shared.testsite.server import ServerThread, make_app
+from stage2_generators.crawler import Crawler
+from stage2_generators.loop import EventLoop
+
+MARKER = re.compile(r"^<!-- replay: (?P<name>generators) -->[ \t]*$", re.MULTILINE)
+PLAYER = '<div class="replay"'
+PAGES = 12  # About a dozen pages: a run a reader can step through.
+WORKERS = 3
+LATENCY = 0.02  # Seconds per answer: the workers wait, and select() has something to say.
+JOURNALS = "replay_journals"  # The config key of the journals recorded by this build.
+FOLDER = "replay"  # In the built site.
+NO_SCRIPT = {
+    "en": "The replay needs JavaScript.",
+    "zh": "回放需要 JavaScript。",
+}
+
+
+def make_loop(journal: Journal) -> EventLoop:
+    """Return the loop the page's run is recorded on: stage 2's, on real time."""
+    return EventLoop(journal=journal)
+
+
+def record(url: str) -> dict[str, Any]:
+    """Crawl ``url`` with stage 2 and return the journal of its loop."""
+    crawler = Crawler([url], max_tasks=WORKERS, max_pages=PAGES)
+    journal = Journal(f"stage2_generators: {PAGES} pages, {WORKERS} workers")
+    journal.watch_queue(crawler.q)
+    loop = make_loop(journal)
+    try:
+        loop.run_until_complete(crawler.crawl())
+    finally:
+        loop.close()
+    return journal.data()
+
+
+def journal_of(name: str, config: dict) -> dict[str, Any]:
+    """Return the journal of the named run, recording it once per build."""
+    journals: dict[str, dict[str, Any]] = config.setdefault(JOURNALS, {})
+    if name not in journals:
+        with ServerThread(make_app(PAGES, latency=LATENCY)) as server:
+            journals[name] = record(server.url)
+    return journals[name]
+
+
+def player(match: re.Match[str], page: Any, config: dict) -> str:
+    """Return the HTML of a player for the named run, recording it if need be."""
+    name = match["name"]
+    journal_of(name, config)
+    lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
+    src = "../" * page.url.count("/") + f"{FOLDER}/{name}.json"
+    return f'<div class="replay" data-journal="{src}" lang="{lang}"><p>{NO_SCRIPT[lang]}</p></div>'
+
+
+def on_page_markdown(markdown: str, page: Any, config: dict, **kwargs: object) -> str:
+    """Replace each replay marker with a player."""
+    return MARKER.sub(lambda match: player(match, page, config), markdown)
+
+
+def on_post_page(output: str, page: Any, config: dict) -> str:
+    """Give a page that holds a player the player's script and style sheet."""
+    if PLAYER not in output:
+        return output
+    root = "../" * page.url.count("/")
+    style = f'<link rel="stylesheet" href="{root}stylesheets/replay.css">\n'
+    script = f'<script src="{root}javascripts/replay.js"></script>\n'
+    output = output.replace("</head>", style + "</head>", 1)
+    return output.replace("</body>", script + "</body>", 1)
+
+
+def on_post_build(config: dict, **kwargs: object) -> None:
+    """Write the journals this build recorded into the built site."""
+    folder = Path(config["site_dir"]) / FOLDER
+    for name, journal in config.get(JOURNALS, {}).items():
+        folder.mkdir(parents=True, exist_ok=True)
+        save(journal, folder / f"{name}.json")
