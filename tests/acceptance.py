@@ -129,9 +129,15 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
 
 
 class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
-    """The contract's tests; a subclass sets ``stage`` to a stage package."""
+    """The contract's tests; a subclass sets ``stage`` to a stage package.
+
+    ``shape`` says which stage the crawler is shaped like ("callbacks",
+    "generators" or "asyncio"): a failure's hint names the section that
+    teaches the thing in that shape (tests/grading.py).
+    """
 
     stage: types.ModuleType
+    shape: str = "asyncio"
 
     def crawl(self, roots: list[str] | str, **options: Any) -> Any:
         """Crawl with the stage under test and return the finished Crawler."""
@@ -218,7 +224,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = run_with_deadline(lambda: asyncio.run(main()))
         assert results(crawler) == {(root, 200, None)}
 
-    @level(4, "entry-points", "asyncio.md#redirects")
+    @level(4, "entry-points", "redirects")
     def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
         root = pages.add_redirect("/", "/a")
         self.crawl([root], max_redirect=0)
@@ -405,7 +411,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
 
     @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_is_recorded_and_followed(self, pages: PageServer, status: int) -> None:
         root = pages.add_redirect("/", "/target#frag", status)
         target = pages.add_page("/target", [])
@@ -423,7 +429,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         )
         assert crawler.done[1][:3] == (target, None, 200)
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         root = pages.add_redirect("/", foo)
@@ -439,14 +445,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [s[:3] for s in crawler.done] == [(root, foo, 302), (foo, bar, 302)]
         assert "redirect limit reached" in logs.text
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/a")
         pages.add_page("/a", [])
         crawler = self.crawl([root], max_redirect=0)
         assert results(crawler) == {(root, 302, pages.url + "a")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_cycle(self, pages: PageServer) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         pages.add_redirect("/bar", foo)
@@ -454,7 +460,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([bar])
         assert [s[:3] for s in crawler.done] == [(bar, foo, 302), (foo, bar, 302)]
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_join_fetches_the_target_once(self, pages: PageServer) -> None:
         foo, bar, baz, quux = (pages.url + name for name in ["foo", "bar", "baz", "quux"])
         pages.add_redirect("/foo", baz)
@@ -469,27 +475,27 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         }
         assert pages.requests["/baz"] == 1
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_off_site_is_recorded_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "http://example.com/elsewhere")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, "http://example.com/elsewhere")}
         assert crawler.seen_urls == {root}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_non_http_scheme_is_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         root = pages.add_redirect("/", f"ftp://{host}file")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, f"ftp://{host}file")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_an_excluded_url_is_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/private/x")
         crawler = self.crawl([root], exclude="private")
         assert results(crawler) == {(root, 302, pages.url + "private/x")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_target_is_normalized(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://").rstrip("/")
         root = pages.add_redirect("/", f"HTTP://{host}/a#frag")
@@ -497,7 +503,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert crawler.done[0].next_url == pages.url + "a"
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_status_without_location_is_a_response(self, pages: PageServer) -> None:
         async def no_location(request: web.Request) -> web.StreamResponse:
             return web.Response(status=302, body=b"moved, somewhere", content_type="text/plain")
@@ -659,7 +665,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert pages.url + "after" in crawler.seen_urls
 
-    @level(2, "urls", "asyncio.md#one-request")
+    @level(2, "urls", "one-request")
     def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
         # Kept as the normal form writes them: %7e, %2F and "|".
         paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]
@@ -668,7 +674,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.seen_urls == {root} | {root.rstrip("/") + path for path in paths}
         assert sorted(pages.targets) == sorted(["/", *paths]), "a URL was re-encoded on the wire"
 
-    @level(4, "http-on-the-wire", "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks")
+    @level(4, "http-on-the-wire", "compression")
     def test_every_stage_asks_for_gzip_and_deflate_and_decodes_them(
         self, pages: PageServer
     ) -> None:
@@ -706,7 +712,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     # --- What a crawler of one's own gets wrong -------------------------------------
 
-    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
+    @level(4, "the-whole-crawl", "worker-bugs")
     def test_a_bug_on_one_url_neither_hangs_the_crawl_nor_loses_the_url(
         self, pages: PageServer
     ) -> None:
@@ -738,7 +744,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError)
         assert len(crawler.done) == 5, "a URL was recorded twice"
 
-    @level(4, "entry-points", "asyncio.md#one-request")
+    @level(4, "entry-points", "sockets")
     def test_sockets_are_closed_on_every_error_path(self, pages: PageServer) -> None:
         async def stalls(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -773,7 +779,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert leaked == [], "a socket was left to the garbage collector"
         assert after <= before, f"{after - before} sockets left open after errors"
 
-    @level(4, "fetching-one-url", "await.md#timeouts")
+    @level(4, "fetching-one-url", "timeouts")
     def test_a_stalled_server_ends_in_the_crawls_timeout(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         with silent_server() as stalled:
@@ -792,7 +798,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [s[:3] for s in crawler.done] == [(root, None, status)]
         assert pages.requests["/"] == 1
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_dropped_connections_are_retried(self, pages: PageServer, logs) -> None:
         tries = 0
 
@@ -811,7 +817,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert f"try 1 for {root} raised" in logs.text
         assert f"try 2 for {root} success" in logs.text
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
@@ -823,7 +829,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert f"{root} failed after 3 tries" in logs.text
         assert f"try 2 for {root} raised" in logs.text
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_single_try(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=1)
@@ -838,7 +844,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(crawler.done[0].exception, Exception)
 
     @SLOW
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
+    @level(4, "fetching-one-url", "timeouts")
     def test_timeout_against_a_silent_server(self, logs) -> None:
         with silent_server() as url:
             crawler = self.crawl([url], timeout=0.5, max_tries=2)
@@ -847,7 +853,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(stat.exception, Exception)
         assert f"try 1 for {url} raised" in logs.text
 
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
+    @level(4, "fetching-one-url", "timeouts")
     def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
         async def stalls(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -911,7 +917,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ("size", "max_tasks"),
         [(10, 1), (60, 3), pytest.param(300, 10, marks=SLOW), pytest.param(1000, 50, marks=SLOW)],
     )
-    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
+    @level(4, "the-whole-crawl", "many-at-once")
     def test_full_crawl_matches_the_oracle(self, server: str, size: int, max_tasks: int) -> None:
         with site_server(server, size) as site:
             crawler = self.crawl([site.url], max_tasks=max_tasks)
@@ -923,7 +929,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_full_crawl_with_max_redirect(self, server: str, max_redirect: int) -> None:
         with site_server(server, 20) as site:
             crawler = self.crawl([site.url], max_redirect=max_redirect)
@@ -951,7 +957,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert pages.max_in_flight == 2
         assert len(crawler.done) == 4
 
-    @level(3, "the-whole-crawl", "threads.md#many-fetches-at-once")
+    @level(3, "the-whole-crawl", "many-at-once")
     def test_many_fetches_at_once(self, pages: PageServer) -> None:
         # Each answer takes LATENCY: one fetch at a time cannot take less
         # than their sum, whatever the machine.  Ten at once take a few.
@@ -987,7 +993,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (root, 200, None) in results(crawler)
         assert len({stat.url for stat in crawler.done}) == len(crawler.done)
 
-    @level(4, "reporting", "asyncio.md#running-it-and-the-report")
+    @level(4, "reporting", "report")
     def test_report_lists_every_url(self, pages: PageServer, tmp_path) -> None:
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_redirect("/a", "/c")
@@ -1006,7 +1012,7 @@ class TaskGroupTests:
 
     stage: types.ModuleType
 
-    @level(4, "the-whole-crawl", "await.md#task-groups")
+    @level(4, "the-whole-crawl", "task-groups")
     def test_a_worker_that_dies_of_a_bug_ends_the_crawl_with_its_error(
         self, pages: PageServer
     ) -> None:

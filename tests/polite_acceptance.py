@@ -338,7 +338,7 @@ class PoliteTests:
 
     # --- Limits ---------------------------------------------------------------------------
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_pages_ends_the_crawl_with_the_rest_not_fetched(self, pages: PageServer) -> None:
         for n in range(20):
             pages.add_page(f"/{n}", [f"/{(n + 1) % 20}", f"/{(n + 2) % 20}"])
@@ -349,7 +349,7 @@ class PoliteTests:
         assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}
         check_each_url_once(crawler)
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_pages_does_not_count_skipped_urls(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nDisallow: /no\n")
         root = pages.add_page("/", ["/no1", "/no2", "/next"])
@@ -359,7 +359,7 @@ class PoliteTests:
         assert fetched(crawler) == {root, pages.url + "next", pages.url + "last"}
         assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "no1", pages.url + "no2"}
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_depth_counts_links_from_a_root(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/1"])
         pages.add_redirect("/1", "/1b")  # A redirect is no link deeper.
@@ -372,7 +372,7 @@ class PoliteTests:
         assert pages.requests["/2"] == 0 and base + "/3" not in crawler.seen_urls
         check_each_url_once(crawler)
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_depth_zero_fetches_the_roots_only(self, pages: PageServer) -> None:
         roots = [pages.add_page("/", ["/a"]), pages.add_page("/b", ["/a"])]
         crawler = self.crawl(roots, max_depth=0)

@@ -27,7 +27,7 @@ from markdown.extensions.toc import slugify
 
 from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
-from tests.grading import LEVELS, TOP
+from tests.grading import LEVELS, SHAPES, TAUGHT, TOP, taught
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_a_broken_crawler_fails_at_its_level_with_its_hint(
     lines = graded[f"tests/broken/{name}.py"]
     level = broken.LEVEL
     assert lines[0] == f"level {TOP} of {TOP}: passed {level - 1}, failed at {level}"
-    assert broken.HINT in lines, "\n".join(lines)
+    assert broken.HINT in " ".join(lines), "\n".join(lines)  # Wrapped at the terminal's width.
 
 
 def test_there_are_broken_crawlers_for_several_levels() -> None:
@@ -136,7 +136,7 @@ def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
     ("name", "why"),
     [
         ("1st", "not a valid Python package name"),
-        ("class", "not a valid Python package name"),
+        ("class", "is a Python keyword"),
         ("stage2_generators", "would shadow this repository's own package"),
         ("tests", "would shadow this repository's own package"),
         ("json", "would shadow the module json"),
@@ -156,9 +156,22 @@ def test_crawl_new_refuses_a_bad_name(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["taken"]
 
 
+def test_crawl_new_refuses_a_folder_without_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()  # A folder of the repository that is not its root, say.
+    monkeypatch.chdir(tmp_path / "docs")
+    assert new.main(["mine"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no tests/acceptance.py" in err
+    assert list((tmp_path / "docs").iterdir()) == []
+
+
 def test_crawl_new_makes_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "acceptance.py").touch()  # The root of a checkout, as far as it asks.
     monkeypatch.chdir(tmp_path)
     assert new.main(["mine", "--like", "callbacks"]) == 0
     out = capsys.readouterr().out
@@ -170,6 +183,7 @@ def test_crawl_new_makes_the_package(
     assert mine.replace("mine", "stage1_callbacks") == stage_tests.replace(
         "Stage 1", "stage1_callbacks"
     )
+    assert 'shape = "callbacks"' in mine  # The hints follow the shape.
 
 
 # --- The data of the hints -----------------------------------------------------
@@ -228,12 +242,11 @@ def anchors(page: Path) -> set[str]:
 
 
 def sections_named() -> set[tuple[str, str]]:
-    """Return every docs section a level, a hint, a broken crawler or a skeleton names."""
-    named = {tuple(level.chapter.split("#")) for level in LEVELS}
+    """Return every docs section a hint, a broken crawler or a skeleton names."""
+    named = {tuple(chapter.split("#")) for chapters in TAUGHT.values() for chapter in chapters}
     for _, function in acceptance_tests():
         (mark,) = levels_of(function)
         named.add(("contract.md", mark.kwargs["rule"]))
-        named.add(tuple(mark.kwargs["chapter"].split("#")))
     texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
     texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
     for text in texts:
@@ -249,3 +262,37 @@ def test_every_section_a_hint_names_exists() -> None:
     ]
     assert missing == []
     assert ("asyncio.md", "the-queue-and-the-workers") in sections_named()  # It reads the data.
+
+
+def test_every_test_has_a_section_for_each_shape() -> None:
+    topics = {levels_of(function)[0].kwargs["topic"] for _, function in acceptance_tests()}
+    assert topics <= set(TAUGHT)
+    assert all(len(chapters) == len(SHAPES) for chapters in TAUGHT.values())
+    # A shape's hints stay in its own chapters where it has them.
+    own = {"callbacks": "callbacks.md", "generators": "coroutines.md", "asyncio": "asyncio.md"}
+    for shape, page in own.items():
+        pages = {taught(topic, shape).split("#")[0] for topic in topics}
+        assert page in pages and not pages & (set(own.values()) - {page}), (shape, pages)
+
+
+HEADING_ID = re.compile(r'<h[1-6][^>]* id="(?P<id>[^"]+)"')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["", "zh"])
+def test_every_hint_points_to_a_heading_of_the_built_site(built_site: Path, language: str) -> None:
+    """Each (test, shape) pair's section is a heading in the site as built, in both languages."""
+    site = built_site / language if language else built_site
+    ids: dict[str, set[str]] = {}
+    missing = []
+    for name, function in acceptance_tests():
+        mark = levels_of(function)[0]
+        for shape in SHAPES:
+            page, anchor = taught(mark.kwargs["topic"], shape).split("#")
+            if page not in ids:
+                html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+                ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
+            if anchor not in ids[page]:
+                missing.append(f"{name} ({shape}): {page}#{anchor}")
+    assert missing == []
+    assert len(ids) >= 6  # It read the pages of every shape.

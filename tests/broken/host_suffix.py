@@ -30,3 +30,4 @@ class HostSuffixCrawler(stage1_callbacks.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage1_callbacks, HostSuffixCrawler)
+    shape = "callbacks"

@@ -9,7 +9,7 @@ from tests.broken import broken_stage
 LEVEL = 5
 HINT = (
     "test_robots_txt_disallowed_urls_are_skipped: rule docs/contract.md#politeness;"
-    " read docs/coroutines.md#politeness-a-semaphore-and-a-sleep"
+    " read docs/callbacks.md#being-polite-a-waiting-line-and-a-timer"
 )
 
 
@@ -21,3 +21,4 @@ class IgnoresRobotsCrawler(stage1_callbacks.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage1_callbacks, IgnoresRobotsCrawler)
+    shape = "callbacks"

@@ -10,7 +10,7 @@ from tests.broken import broken_stage
 LEVEL = 4
 HINT = (
     "test_sockets_are_closed_on_every_error_path: rule docs/contract.md#entry-points;"
-    " read docs/asyncio.md#one-request"
+    " read docs/coroutines.md#cancellation"
 )
 
 
@@ -27,3 +27,4 @@ class LeakingCrawler(stage2_generators.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage2_generators, LeakingCrawler)
+    shape = "generators"

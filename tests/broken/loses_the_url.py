@@ -25,3 +25,4 @@ class LosesTheUrlCrawler(stage3_asyncio.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, LosesTheUrlCrawler)
+    shape = "asyncio"

@@ -10,7 +10,7 @@ from tests.broken import broken_stage
 LEVEL = 4
 HINT = (
     "test_a_stalled_server_ends_in_the_crawls_timeout: rule docs/contract.md#fetching-one-url;"
-    " read docs/await.md#timeouts"
+    " read docs/coroutines.md#timeouts-wait_for"
 )
 
 
@@ -29,3 +29,4 @@ class NeverTimesOutCrawler(stage2_generators.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage2_generators, NeverTimesOutCrawler)
+    shape = "generators"

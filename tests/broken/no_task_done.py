@@ -24,3 +24,4 @@ class NoTaskDoneCrawler(stage3_asyncio.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, NoTaskDoneCrawler)
+    shape = "asyncio"

@@ -9,7 +9,7 @@ from tests.broken import broken_stage
 LEVEL = 3
 HINT = (
     "test_many_fetches_at_once: rule docs/contract.md#the-whole-crawl;"
-    " read docs/threads.md#many-fetches-at-once"
+    " read docs/asyncio.md#the-queue-and-the-workers"
 )
 
 
@@ -23,3 +23,4 @@ class OneAtATimeCrawler(stage3_asyncio.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, OneAtATimeCrawler)
+    shape = "asyncio"

@@ -8,7 +8,7 @@ from tests.broken import broken_stage
 
 LEVEL = 4
 HINT = (
-    "test_error_statuses_are_recorded_not_retried (2 cases):"
+    "test_error_statuses_are_recorded_not_retried [500, 502]:"
     " rule docs/contract.md#fetching-one-url; read docs/asyncio.md#fetching-with-retries"
 )
 
@@ -24,3 +24,4 @@ class RetriesErrorsCrawler(stage3_asyncio.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, RetriesErrorsCrawler)
+    shape = "asyncio"

@@ -8,7 +8,7 @@ from tests.broken import broken_stage
 LEVEL = 2
 HINT = (
     "test_many_roots: rule docs/contract.md#the-whole-crawl;"
-    " read docs/callbacks.md#crawling-the-site"
+    " read docs/coroutines.md#the-queue-crawler"
 )
 
 
@@ -30,3 +30,4 @@ class SeenWhenFetchedCrawler(stage2_generators.Crawler):
 
 class TestAcceptance(AcceptanceTests):
     stage = broken_stage(stage2_generators, SeenWhenFetchedCrawler)
+    shape = "generators"
