@@ -867,6 +867,20 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.done[0].status is None
         assert isinstance(crawler.done[0].exception, Exception)
 
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_timeout_ends_only_its_own_request(self, pages: PageServer) -> None:
+        # One worker fetches four pages of 0.2 s each, one after the other.
+        # A timer of the first request's 0.5 s timeout that is not put away
+        # once its answer is in fires during the third request, and ends it.
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(0.2)
+            return web.Response(body=b"<p>slow, but in time</p>", content_type="text/html")
+
+        roots = [pages.add_handler(f"/{n}", slow) for n in range(4)]
+        crawler = self.crawl(roots, timeout=0.5, max_tries=1, max_tasks=1)
+        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status != 200}
+        assert failed == {}, f"pages that answered within their timeout failed: {failed}"
+
     @pytest.mark.parametrize(
         "response",
         [
@@ -876,7 +890,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ],
         ids=["garbage", "short-body", "no-blank-line"],
     )
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_malformed_response_is_a_network_failure(self, response: bytes) -> None:
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url], max_tries=2)

@@ -202,9 +202,8 @@ class Grade:
     def note(self, record: dict[str, Any], report: pytest.TestReport) -> None:
         """Note one report of a graded test; the cases of one test share a line."""
         self.deselected = record["deselected"]
-        if report.skipped:
-            return
-        self.ran.add(record["level"])
+        if report.failed or (report.when == "call" and report.passed):
+            self.ran.add(record["level"])  # Not for the teardown of a skipped test.
         if not report.failed:
             return
         name = record["name"]
@@ -239,11 +238,19 @@ def shape_of(item: pytest.Item) -> str | None:
 
 
 def label_of(item: pytest.Item) -> str:
-    """Return the name of the graded crawler an item belongs to: its package, or its file."""
+    """Return the name of the graded crawler an item belongs to.
+
+    A package's acceptance tests (``NAME/tests/test_acceptance.py``) grade
+    the package.  Elsewhere each file is a crawler, or each test class of
+    it when the class has a name of its own (tests/broken/ has a file per
+    bug and a class per shape).
+    """
     path = item.path.resolve()
     if path.name == "test_acceptance.py" and path.parent.name == "tests":
-        return path.parent.parent.name  # A package's acceptance tests: the package.
-    return path.relative_to(ROOT).as_posix() if ROOT in path.parents else str(path)
+        return path.parent.parent.name
+    label = path.relative_to(ROOT).as_posix() if ROOT in path.parents else str(path)
+    cls = getattr(item, "cls", None)
+    return label if cls is None or cls.__name__ == "TestAcceptance" else f"{label}::{cls.__name__}"
 
 
 def first_line(report: pytest.TestReport) -> str:

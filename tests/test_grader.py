@@ -18,7 +18,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +26,22 @@ from markdown.extensions.toc import slugify
 
 from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
-from tests.grading import LEVELS, SHAPES, TAUGHT, TOP, taught
+from tests.grading import LEVELS, SHAPES, TAUGHT, TOP, levels_text, taught
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = sorted(path.stem for path in (ROOT / "tests" / "broken").glob("[a-z]*.py"))
+# Each broken crawler in each shape it is written in: its module has a test class per shape.
+SHAPED = [
+    (name, shape)
+    for name in BROKEN
+    for shape in SHAPES
+    if hasattr(importlib.import_module(f"tests.broken.{name}"), f"Test{shape.capitalize()}")
+]
 SECTION = re.compile(r"^=+ grade: (?P<label>\S+) =+$", re.MULTILINE)
 DOCS_LINK = re.compile(r"docs/(?P<page>[\w-]+\.md)#(?P<anchor>[\w-]+)")
 GRADE_RUN = 900  # Seconds the grading of every broken crawler may take on a busy machine.
-GRADE_RUNS = 3  # The pytest runs that grade them, side by side.
+WORKERS = "3"  # pytest-xdist workers that grade them: a crawl mostly waits on its servers.
 
 
 def run_pytest(args: list[str], cwd: Path, pythonpath: list[Path]) -> str:
@@ -69,41 +75,81 @@ def sections(output: str) -> dict[str, list[str]]:
     return found
 
 
+def full_ladder(name: str) -> str:
+    """Return the shape a broken crawler is graded in from level 1 up: the first of its HINTS."""
+    return next(iter(importlib.import_module(f"tests.broken.{name}").HINTS))
+
+
+def lower_levels(name: str, shape: str) -> list[str]:
+    """Return the --deselect options that leave out the levels below a broken crawler's bug.
+
+    For each shape but its ``full_ladder``: those levels pass in that shape
+    too (each stage's own run checks that), and grading them again would
+    cost a minute.  ``--deselect`` takes a prefix of test ids, so a name
+    that begins another test's name at the bug's level or above is kept.
+    """
+    level = importlib.import_module(f"tests.broken.{name}").LEVEL
+    tests = [(test, levels_of(function)[0].args[0]) for test, function in acceptance_tests()]
+    kept = [test for test, number in tests if number >= level]
+    below = [test for test, number in tests if number < level]
+    prefix = f"tests/broken/{name}.py::Test{shape.capitalize()}::"
+    return [
+        option
+        for test in below
+        if not any(other.startswith(test) for other in kept)
+        for option in ("--deselect", prefix + test)
+    ]
+
+
 # Session, not module: xdist may give the one worker of the group other
 # tests in between, and a module fixture would then run again.
 @pytest.fixture(scope="session")
 def graded() -> dict[str, list[str]]:
-    """Grade every broken crawler, in a few pytest runs side by side (slow tests left out).
+    """Grade every broken crawler in every shape, in one pytest run on a few workers.
 
-    A run mostly waits on its crawls' servers (a fifth of its time on the
-    processor), so runs side by side take less time than one run of all.
+    Under pytest-xdist, as a reader may run it: each crawler's tests run
+    in order on one worker, which stops at its first failing level, and
+    the grade is written by the process that prints.  Slow tests are left
+    out (-m "not slow"), and so are the levels below the bug in all shapes
+    but one (``lower_levels``).
     """
     files = [f"tests/broken/{name}.py" for name in BROKEN]
-    shares = [files[start::GRADE_RUNS] for start in range(GRADE_RUNS)]
-    with ThreadPoolExecutor(GRADE_RUNS) as pool:
-        outputs = pool.map(
-            lambda share: run_pytest([*share, "-m", "not slow", "-q"], ROOT, [ROOT]), shares
-        )
-        return {label: lines for output in outputs for label, lines in sections(output).items()}
+    shorter = [
+        option
+        for name, shape in SHAPED
+        if shape != full_ladder(name)
+        for option in lower_levels(name, shape)
+    ]
+    options = ["-m", "not slow", "-q", "-n", WORKERS, *shorter]
+    return sections(run_pytest([*files, *options], ROOT, [ROOT]))
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("grader")  # The fixture runs once, on one worker.
 @pytest.mark.timeout(GRADE_RUN + 60)
-@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize(("name", "shape"), SHAPED)
 def test_a_broken_crawler_fails_at_its_level_with_its_hint(
-    graded: dict[str, list[str]], name: str
+    graded: dict[str, list[str]], name: str, shape: str
 ) -> None:
     broken = importlib.import_module(f"tests.broken.{name}")
-    lines = graded[f"tests/broken/{name}.py"]
+    lines = graded[f"tests/broken/{name}.py::Test{shape.capitalize()}"]
+    shown = "\n".join(lines)
     level = broken.LEVEL
-    assert lines[0] == f"level {TOP} of {TOP}: passed {level - 1}, failed at {level}"
-    assert broken.HINT in " ".join(lines), "\n".join(lines)  # Wrapped at the terminal's width.
+    if shape == full_ladder(name):  # Every level up to the bug's ran.
+        ran = levels_text(range(1, level + 1))
+        assert lines[0].endswith(f"deselected: ran levels {ran}; failed at {level}"), shown
+    assert lines[0].endswith(f"; failed at {level}"), shown
+    text = " ".join(lines)  # A hint may be wrapped at the terminal's width.
+    assert broken.HINTS[shape] in text, shown
 
 
-def test_there_are_broken_crawlers_for_several_levels() -> None:
+def test_there_are_broken_crawlers_for_several_levels_and_shapes() -> None:
     levels = {importlib.import_module(f"tests.broken.{name}").LEVEL for name in BROKEN}
-    assert len(BROKEN) >= 8 and levels >= {2, 3, 4, 5}
+    assert len(BROKEN) >= 15 and levels >= {2, 3, 4, 5}
+    for name in BROKEN:  # A hint for each shape it is written in, and no other.
+        hints = importlib.import_module(f"tests.broken.{name}").HINTS
+        assert set(hints) == {shape for named, shape in SHAPED if named == name}, name
+    assert {shape for _, shape in SHAPED} == set(SHAPES)
 
 
 @pytest.mark.slow
