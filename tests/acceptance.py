@@ -205,14 +205,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_page("/a", ["/"])
         self.crawl([root])  # Warm up: imports and caches open what they keep.
+        gc.collect()  # What an earlier test left to the collector is not this crawl's.
         before = open_fds()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for _ in range(3):
-                assert len(self.crawl([root]).done) == 3
+                done = len(self.crawl([root]).done)
+                assert done == 3, f"a crawl of 3 pages recorded {done}"
             gc.collect()
         assert wait_for_fds(before) <= before, "the crawl left file descriptors open"
-        assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+        leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+        assert leaked == [], f"the crawls left these to the garbage collector: {leaked}"
 
     @level(1, "entry-points")
     def test_crawl_from_a_thread_with_a_running_loop_elsewhere(self, pages: PageServer) -> None:
@@ -766,6 +769,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             root = pages.add_page("/", links)
             options = {"max_tries": 2, "timeout": 0.5, "max_size": 1000}
             self.crawl([root], **options)  # Warm up: imports and caches open what they keep.
+            gc.collect()  # What an earlier test left to the collector is not this crawl's.
             before = open_fds()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

@@ -141,6 +141,8 @@ def test_a_broken_crawler_fails_at_its_level_with_its_hint(
     assert lines[0].endswith(f"; failed at {level}"), shown
     text = " ".join(lines)  # A hint may be wrapped at the terminal's width.
     assert broken.HINTS[shape] in text, shown
+    if getattr(broken, "ONE_FAILURE", False):  # One bug, one failed test.
+        assert sum(line.startswith("test_") for line in lines) == 1, shown
 
 
 def test_there_are_broken_crawlers_for_several_levels_and_shapes() -> None:
