@@ -344,3 +344,18 @@ def test_every_hint_points_to_a_heading_of_the_built_site(built_site: Path, lang
                 missing.append(f"{name} ({shape}): {page}#{anchor}")
     assert missing == []
     assert len(ids) >= 6  # It read the pages of every shape.
+
+
+NAME_ROW = re.compile(r"^\| `(?P<name>\w+)` \| `(?P<module>[\w.]+)` \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("page", ["build-your-own.md", "build-your-own.zh.md"])
+def test_each_name_is_where_the_page_says(page: str) -> None:
+    """The table "Where each name comes from" names the module each name imports from."""
+    rows = NAME_ROW.findall((ROOT / "docs" / page).read_text(encoding="utf-8"))
+    wrong = [f"{name} in {module}" for name, module in rows
+             if not hasattr(importlib.import_module(module), name)]  # fmt: skip
+    assert wrong == []
+    names = {name for name, _ in rows}
+    assert {"CarefulConnector", "new_attempt", "STALE_ERRORS", "origin_of"} <= names
+    assert {"UNASKED_UPGRADE", "ACCEPT_ENCODING", "BodyDecoder", "PrivateAddress"} <= names
