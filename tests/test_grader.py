@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,7 +27,17 @@ from markdown.extensions.toc import slugify
 
 from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
-from tests.grading import LEVELS, SHAPES, TAUGHT, TOP, levels_text, taught
+from tests.grading import (
+    LEVELS,
+    SHAPES,
+    TAUGHT,
+    TOP,
+    Failure,
+    Grade,
+    Grader,
+    levels_text,
+    taught,
+)
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -359,3 +370,41 @@ def test_each_name_is_where_the_page_says(page: str) -> None:
     names = {name for name, _ in rows}
     assert {"CarefulConnector", "new_attempt", "STALE_ERRORS", "origin_of"} <= names
     assert {"UNASKED_UPGRADE", "ACCEPT_ENCODING", "BodyDecoder", "PrivateAddress"} <= names
+
+
+# --- The summary's lines ----------------------------------------------------------
+
+
+def summary_of(grade: Grade, columns: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Return the summary lines of ``grade`` at a terminal ``columns`` wide (no --level, -q)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    config = SimpleNamespace(getoption=lambda name: None, get_verbosity=lambda: 0)
+    return Grader(config).summary(grade)  # type: ignore[arg-type]
+
+
+def failed_grade(deselected: int = 0) -> Grade:
+    """Return the grade of a crawler that failed two cases of one level-4 test."""
+    message = "Failed: the crawl did not finish within 5 seconds: " + "a URL was lost " * 12
+    grade = Grade("mine", ran={1, 2, 3, 4}, deselected=deselected)
+    grade.failures["test_x"] = Failure(
+        "test_x", 4, "fetching-one-url", "asyncio.md#redirects", message, ["500", "502"]
+    )
+    return grade
+
+
+def test_a_long_message_is_wrapped_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = summary_of(failed_grade(), 60, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}: passed 3, failed at 4"
+    assert all(len(line) <= 60 for line in lines)
+    told = " ".join(line.strip() for line in lines)
+    assert failed_grade().failures["test_x"].message.strip() in told  # Nothing cut.
+    assert "test_x [500, 502]: rule docs/contract.md#fetching-one-url" in told
+
+
+def test_with_tests_deselected_the_grade_says_which_levels_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grade = failed_grade(deselected=230)
+    grade.ran = {4}  # -k chose one test of level 4.
+    lines = summary_of(grade, 200, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}, 230 tests deselected: ran level 4; failed at 4"
