@@ -385,9 +385,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_link_to_a_missing_page(self, pages: PageServer) -> None:
         pages.add_page("/", ["/foo"])
         crawler = self.crawl([pages.url])
-        assert len(crawler.done) == 2
+        assert len(crawler.done) == 2, f"expected 2 records (/ and /foo), got {len(crawler.done)}"
         assert crawler.done[0][:3] == (pages.url, None, 200)
-        assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (1, 1)
+        counts = (crawler.done[0].num_urls, crawler.done[0].num_new_urls)
+        assert counts == (1, 1), f"/ has 1 link, new: expected (1, 1) links, got {counts}"
         assert (crawler.done[1].url, crawler.done[1].status) == (pages.url + "foo", 404)
 
     @level(2, "the-whole-crawl")
@@ -799,8 +800,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_error_statuses_are_recorded_not_retried(self, pages: PageServer, status: int) -> None:
         root = pages.add_page("/", ["/never"], status=status)
         crawler = self.crawl([root])
-        assert [s[:3] for s in crawler.done] == [(root, None, status)]
-        assert pages.requests["/"] == 1
+        records = [s[:3] for s in crawler.done]
+        assert records == [(root, None, status)], f"expected one record, got {records}"
+        asked = pages.requests["/"]
+        assert asked == 1, f"a {status} is an answer, asked once: the server got {asked} requests"
 
     @level(4, "fetching-one-url", "counted-tries")
     def test_dropped_connections_are_retried(self, pages: PageServer, logs) -> None:
@@ -815,8 +818,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
         root = pages.add_handler("/", flaky)
         crawler = self.crawl([root])
-        assert [s[:3] for s in crawler.done] == [(root, None, 200)]
-        assert pages.requests["/"] == 3
+        records = [s[:3] for s in crawler.done]
+        assert records == [(root, None, 200)], (
+            f"two dropped connections, then an answer: expected one record with status 200,"
+            f" got {records}"
+        )
+        asked = pages.requests["/"]
+        assert asked == 3, f"expected 3 requests (2 dropped, 1 answered), the server got {asked}"
         assert f"try 0 for {root} raised" in logs.text
         assert f"try 1 for {root} raised" in logs.text
         assert f"try 2 for {root} success" in logs.text
@@ -825,11 +833,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
-        assert len(crawler.done) == 1
+        assert len(crawler.done) == 1, f"expected 1 record of the URL, got {len(crawler.done)}"
         stat = crawler.done[0]
         assert (stat.url, stat.status, stat.size, stat.next_url) == (root, None, 0, None)
-        assert isinstance(stat.exception, Exception)
-        assert pages.requests["/"] == 3
+        assert isinstance(stat.exception, Exception), "a failure is recorded with its exception"
+        asked = pages.requests["/"]
+        assert asked == 3, f"max_tries=3: expected 3 requests, the server got {asked}"
         assert f"{root} failed after 3 tries" in logs.text
         assert f"try 2 for {root} raised" in logs.text
 
@@ -838,7 +847,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=1)
         assert crawler.done[0].status is None
-        assert "failed after 1 tries" in logs.text
+        assert "failed after 1 tries" in logs.text, "the log says 'URL failed after 1 tries'"
 
     @level(4, "fetching-one-url")
     def test_refused_connection_is_a_recorded_failure(self) -> None:
@@ -898,9 +907,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_malformed_response_is_a_network_failure(self, response: bytes) -> None:
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url], max_tries=2)
-        assert [s[:3] for s in crawler.done] == [(server.url, None, None)]
+        records = [s[:3] for s in crawler.done]
+        assert records == [(server.url, None, None)], f"expected one failure, got {records}"
         assert isinstance(crawler.done[0].exception, Exception)
-        assert len(server.requests) == 2  # One connection per try.
+        tries = len(server.requests)  # One connection per try.
+        assert tries == 2, f"a malformed answer is a failed try: max_tries=2, {tries} were made"
 
     @level(4, "fetching-one-url")
     def test_endless_body_is_cut_at_max_size(self, pages: PageServer) -> None:

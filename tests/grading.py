@@ -208,8 +208,9 @@ class Grade:
             return
         name = record["name"]
         if name not in self.failures:
+            message = record.get("message") or first_line(report)
             self.failures[name] = Failure(
-                name, record["level"], record["rule"], record["chapter"], first_line(report)
+                name, record["level"], record["rule"], record["chapter"], message
             )
         case = record["case"]
         if case and case not in self.failures[name].cases:
@@ -269,6 +270,30 @@ def wrapped(text: str, width: int, first: str, rest: str) -> list[str]:
         subsequent_indent=rest,
         break_long_words=False,  # An anchor stays whole.
         break_on_hyphens=False,
+    )
+
+
+def own_error(call: pytest.CallInfo[None]) -> str | None:
+    """Say in words that a test met a result it could not read, or return None.
+
+    An error of the test's own (an IndexError, a KeyError, a ValueError
+    raised by the acceptance suite's code, not by the crawler's) means the
+    crawler returned something of another shape than the test expected:
+    the message says so, and names the test's line, which shows what it
+    expected.
+    """
+    excinfo = call.excinfo
+    if excinfo is None or isinstance(excinfo.value, AssertionError | pytest.fail.Exception):
+        return None
+    last = excinfo.traceback[-1]
+    path = Path(str(last.path))
+    if path.parent != Path(__file__).parent or not path.name.endswith("acceptance.py"):
+        return None  # Raised in the crawler, or deeper: its own message says more.
+    line = str(last.statement).strip()
+    error = excinfo.exconly().strip().splitlines()[0]
+    return (
+        f"the crawler's result was not of the shape this test reads ({error}),"
+        f" at tests/{path.name}:{last.lineno + 1}: {line}"
     )
 
 
@@ -368,6 +393,7 @@ class Grader:
             "rule": mark.kwargs["rule"],
             "chapter": taught(mark.kwargs["topic"], shape_of(item)),
             "deselected": self.deselected.get(label_of(item), 0),
+            "message": own_error(call) if report.failed else None,
         }
         report.user_properties.append(("grade", record))
         return report

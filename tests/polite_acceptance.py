@@ -178,7 +178,11 @@ class PoliteTests:
         root = pages.add_page("/", ["/a"])
         crawler = self.crawl([root], obey_robots=True)
         assert skipped(crawler, RobotsDisallowed) == {root: f"robots.txt answered {status}"}
-        assert (pages.requests["/robots.txt"], pages.requests["/"]) == (1, 0)
+        asked = (pages.requests["/robots.txt"], pages.requests["/"])
+        assert asked == (1, 0), (
+            f"a robots.txt that answers {status} disallows everything: expected robots.txt"
+            f" asked once and / never, got {asked[0]} and {asked[1]} requests"
+        )
         check_each_url_once(crawler)
 
     @level(5, "politeness")

@@ -457,7 +457,11 @@ class RevisitTests:
         pages.add_handler("/", look)
         self.crawl([root], since=str(since))
         assert "X-Injected" not in headers[0] and "If-None-Match" not in headers[0]
-        assert headers[0]["If-Modified-Since"] == "Mon, 02 Nov 2026 08:00:00 GMT"
+        sent = headers[0].get("If-Modified-Since")
+        assert sent == "Mon, 02 Nov 2026 08:00:00 GMT", (
+            f"since= asks for the page only if it changed since then: If-Modified-Since"
+            f" should be that date, the request had {sent!r}"
+        )
 
     @level(7, "recrawling", "recrawling")
     def test_unreadable_since_file_raises(self, tmp_path: pathlib.Path) -> None:
