@@ -457,7 +457,7 @@ LEFT_TO_THE_COLLECTOR = ("ResourceWarning", "pytest.PytestUnraisableExceptionWar
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Put each graded crawler's tests in one pytest-xdist group, so one worker runs them.
 
     And let a leak found by the garbage collector warn instead of failing
@@ -467,9 +467,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ``--dist loadgroup``, which ``pytest_configure`` puts in place of the
     plain ``load`` that ``-n`` chooses.
     """
+    xdist = config.pluginmanager.hasplugin("xdist")  # Its mark is unknown without it.
     for item in items:
         if is_graded(item):
-            item.add_marker(pytest.mark.xdist_group(f"grade-{label_of(item)}"))
+            if xdist:
+                item.add_marker(pytest.mark.xdist_group(f"grade-{label_of(item)}"))
             for warning in LEFT_TO_THE_COLLECTOR:
                 item.add_marker(pytest.mark.filterwarnings(f"default::{warning}"))
 

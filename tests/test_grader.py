@@ -408,3 +408,8 @@ def test_with_tests_deselected_the_grade_says_which_levels_ran(
     grade.ran = {4}  # -k chose one test of level 4.
     lines = summary_of(grade, 200, monkeypatch)
     assert lines[0] == f"level {TOP} of {TOP}, 230 tests deselected: ran level 4; failed at 4"
+
+
+def test_a_crawler_that_passes_every_level_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    grade = Grade("mine", ran=set(range(1, TOP + 1)))
+    assert summary_of(grade, 80, monkeypatch) == [f"level {TOP} of {TOP}: passed {TOP}"]
