@@ -6,6 +6,7 @@ The option is taken in ``__init__``, the same in every shape.
 from typing import Any
 
 import stage1_callbacks
+import stage2_generators
 import stage3_asyncio
 from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
@@ -14,11 +15,18 @@ LEVEL = 5
 RULE = "test_robots_txt_disallowed_urls_are_skipped: rule docs/contract.md#politeness"
 HINTS = {
     "callbacks": f"{RULE}; read docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
+    "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
     "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
 }
 
 
 class IgnoresRobotsCallbacks(stage1_callbacks.Crawler):
+    def __init__(self, roots: Any, **options: Any) -> None:
+        options.pop("obey_robots", None)  # The bug: the option is taken and dropped.
+        super().__init__(roots, **options)
+
+
+class IgnoresRobotsGenerators(stage2_generators.Crawler):
     def __init__(self, roots: Any, **options: Any) -> None:
         options.pop("obey_robots", None)  # The bug: the option is taken and dropped.
         super().__init__(roots, **options)
@@ -33,6 +41,11 @@ class IgnoresRobotsAsyncio(stage3_asyncio.Crawler):
 class TestCallbacks(AcceptanceTests):
     stage = broken_stage(stage1_callbacks, IgnoresRobotsCallbacks)
     shape = "callbacks"
+
+
+class TestGenerators(AcceptanceTests):
+    stage = broken_stage(stage2_generators, IgnoresRobotsGenerators)
+    shape = "generators"
 
 
 class TestAsyncio(AcceptanceTests):
