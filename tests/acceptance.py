@@ -111,6 +111,15 @@ def wait_for_fds(limit: int, deadline: float = 10.0) -> int:
     return open_fds()
 
 
+def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[str]) -> None:
+    """Check ``url_allowed`` on each URL; fail with a sentence naming every wrong answer."""
+    wrongly_refused = [url for url in allowed if not crawler.url_allowed(url)]
+    wrongly_allowed = [url for url in refused if crawler.url_allowed(url)]
+    wrong = [f"refused {wrongly_refused}"] if wrongly_refused else []
+    wrong += [f"allowed {wrongly_allowed}"] if wrongly_allowed else []
+    assert not wrong, f"with {where}, url_allowed wrongly " + " and wrongly ".join(wrong)
+
+
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
     """Return the ``(url, status, next_url)`` triples a crawl recorded."""
     return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
@@ -303,69 +312,65 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     @level(2, "urls")
     def test_url_allowed_strict(self) -> None:
         crawler = self.crawler(["http://example.com"])
-        assert crawler.url_allowed("http://example.com/a")
-        assert crawler.url_allowed("http://www.example.com")
-        assert crawler.url_allowed("https://EXAMPLE.com/b")
-        assert not crawler.url_allowed("http://foo.example.com")
-        assert not crawler.url_allowed("http://www.www.example.com")
-        assert not crawler.url_allowed("http://example.org")
+        allowed = ["http://example.com/a", "http://www.example.com", "https://EXAMPLE.com/b"]
+        refused = ["http://foo.example.com", "http://www.www.example.com", "http://example.org"]
+        check_allowed(crawler, "the root http://example.com", allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_strict_from_a_www_root(self) -> None:
         crawler = self.crawler(["http://www.example.com/"])
-        assert crawler.url_allowed("http://example.com/")
-        assert not crawler.url_allowed("http://foo.example.com/")
+        root = "the root http://www.example.com/"
+        check_allowed(crawler, root, ["http://example.com/"], ["http://foo.example.com/"])
 
     @level(2, "urls")
     def test_url_allowed_lenient(self) -> None:
         crawler = self.crawler(["http://example.com"], strict=False)
-        assert crawler.url_allowed("http://www.example.com")
-        assert crawler.url_allowed("http://foo.bar.example.com")
-        assert not crawler.url_allowed("http://example.org")
-        assert not crawler.url_allowed("http://notexample.com")
+        allowed = ["http://www.example.com", "http://foo.bar.example.com"]
+        refused = ["http://example.org", "http://notexample.com"]
+        check_allowed(crawler, "the root http://example.com, strict=False", allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_exclude(self) -> None:
         crawler = self.crawler(["http://example.com"], exclude=r".*pattern")
-        assert crawler.url_allowed("http://example.com")
-        assert not crawler.url_allowed("http://example.com/pattern")
-        assert not crawler.url_allowed("http://example.com/a/pattern/b")
+        refused = ["http://example.com/pattern", "http://example.com/a/pattern/b"]
+        where = "the root http://example.com, exclude='.*pattern'"
+        check_allowed(crawler, where, ["http://example.com"], refused)
 
     @level(2, "urls")
     def test_url_allowed_schemes(self) -> None:
         crawler = self.crawler(["http://example.com"])
-        assert crawler.url_allowed("https://example.com/")
-        for url in ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]:
-            assert not crawler.url_allowed(url), url
+        refused = ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]
+        check_allowed(crawler, "the root http://example.com", ["https://example.com/"], refused)
 
     @level(2, "urls")
     def test_url_allowed_roots(self) -> None:
         crawler = self.crawler(["http://a", "http://b", "not-a-host"])
-        assert crawler.url_allowed("http://a/a")
-        assert crawler.url_allowed("http://b/b")
-        assert not crawler.url_allowed("http://c/c")
-        assert not crawler.url_allowed("http://127.0.0.1")
-        assert not crawler.url_allowed("not-a-host")
+        refused = ["http://c/c", "http://127.0.0.1", "not-a-host"]
+        where = "the roots http://a, http://b and not-a-host"
+        check_allowed(crawler, where, ["http://a/a", "http://b/b"], refused)
 
     @level(2, "urls")
     def test_url_allowed_deep_root(self) -> None:
         crawler = self.crawler(["http://a/a#fragment"])
-        assert crawler.url_allowed("http://a/b")
+        check_allowed(crawler, "the root http://a/a#fragment", ["http://a/b"], [])
 
     @level(2, "urls")
     def test_url_allowed_ip_literal_matches_exactly(self) -> None:
         crawler = self.crawler(["http://127.0.0.1:8080/", "http://[::1]/"], strict=False)
-        assert crawler.url_allowed("http://127.0.0.1/other-port-is-same-host")
-        assert crawler.url_allowed("http://[::1]:81/")
-        assert not crawler.url_allowed("http://127.0.0.2/")
-        assert not crawler.url_allowed("http://0.0.1/")
-        assert not crawler.url_allowed("http://www.127.0.0.1/")
+        allowed = ["http://127.0.0.1/other-port-is-same-host", "http://[::1]:81/"]
+        refused = ["http://127.0.0.2/", "http://0.0.1/", "http://www.127.0.0.1/"]
+        where = "the roots http://127.0.0.1:8080/ and http://[::1]/, strict=False"
+        check_allowed(crawler, where, allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_does_not_raise(self) -> None:
         crawler = self.crawler(["http://example.com"])
         for url in ["", "http://[", "http://example.com:port/", "::::", "http://", "\x00"]:
-            assert crawler.url_allowed(url) is False
+            try:
+                answer = crawler.url_allowed(url)
+            except Exception as error:
+                pytest.fail(f"url_allowed({url!r}) raised {error!r}: it must answer False")
+            assert answer is False, f"url_allowed({url!r}) answered {answer!r}, not False"
 
     @level(1, "entry-points")
     def test_bad_options_raise_value_error(self) -> None:
