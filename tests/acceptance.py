@@ -994,8 +994,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             pages.add_handler(path, slow)
         home = pages.add_page("/", ["/0", "/1", "/2"])
         crawler = self.crawl([home], max_tasks=2)
-        assert pages.max_in_flight == 2
-        assert len(crawler.done) == 4
+        most = pages.max_in_flight
+        assert most == 2, f"max_tasks=2 and 3 slow links: {most} requests at once, not 2"
+        assert len(crawler.done) == 4, f"expected 4 records, got {len(crawler.done)}"
 
     @level(3, "the-whole-crawl", "many-at-once")
     def test_many_fetches_at_once(self, pages: PageServer) -> None:
@@ -1023,8 +1024,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_many_roots(self, pages: PageServer) -> None:
         roots = [pages.add_page(f"/{n}", []) for n in range(30)]
         crawler = self.crawl(roots + roots[:5], max_tasks=4)
-        assert {stat.url for stat in crawler.done} == set(roots)
-        assert len(crawler.done) == 30
+        assert {stat.url for stat in crawler.done} == set(roots), "a root was not recorded"
+        records = len(crawler.done)
+        assert records == 30, f"30 roots, 5 of them given twice: {records} records, not 30"
 
     @level(2, "the-whole-crawl")
     def test_root_without_a_host_does_not_stop_the_crawl(self, pages: PageServer) -> None:
