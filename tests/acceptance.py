@@ -111,6 +111,15 @@ def wait_for_fds(limit: int, deadline: float = 10.0) -> int:
     return open_fds()
 
 
+def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[str]) -> None:
+    """Check ``url_allowed`` on each URL; fail with a sentence naming every wrong answer."""
+    wrongly_refused = [url for url in allowed if not crawler.url_allowed(url)]
+    wrongly_allowed = [url for url in refused if crawler.url_allowed(url)]
+    wrong = [f"refused {wrongly_refused}"] if wrongly_refused else []
+    wrong += [f"allowed {wrongly_allowed}"] if wrongly_allowed else []
+    assert not wrong, f"with {where}, url_allowed wrongly " + " and wrongly ".join(wrong)
+
+
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
     """Return the ``(url, status, next_url)`` triples a crawl recorded."""
     return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
@@ -129,9 +138,15 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
 
 
 class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
-    """The contract's tests; a subclass sets ``stage`` to a stage package."""
+    """The contract's tests; a subclass sets ``stage`` to a stage package.
+
+    ``shape`` says which stage the crawler is shaped like ("callbacks",
+    "generators" or "asyncio"): a failure's hint names the section that
+    teaches the thing in that shape (tests/grading.py).
+    """
 
     stage: types.ModuleType
+    shape: str = "asyncio"
 
     def crawl(self, roots: list[str] | str, **options: Any) -> Any:
         """Crawl with the stage under test and return the finished Crawler."""
@@ -199,14 +214,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_page("/a", ["/"])
         self.crawl([root])  # Warm up: imports and caches open what they keep.
+        gc.collect()  # What an earlier test left to the collector is not this crawl's.
         before = open_fds()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for _ in range(3):
-                assert len(self.crawl([root]).done) == 3
+                done = len(self.crawl([root]).done)
+                assert done == 3, f"a crawl of 3 pages recorded {done}"
             gc.collect()
         assert wait_for_fds(before) <= before, "the crawl left file descriptors open"
-        assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+        leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+        assert leaked == [], f"the crawls left these to the garbage collector: {leaked}"
 
     @level(1, "entry-points")
     def test_crawl_from_a_thread_with_a_running_loop_elsewhere(self, pages: PageServer) -> None:
@@ -218,7 +236,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = run_with_deadline(lambda: asyncio.run(main()))
         assert results(crawler) == {(root, 200, None)}
 
-    @level(4, "entry-points", "asyncio.md#redirects")
+    @level(4, "entry-points", "redirects")
     def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
         root = pages.add_redirect("/", "/a")
         self.crawl([root], max_redirect=0)
@@ -294,69 +312,65 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     @level(2, "urls")
     def test_url_allowed_strict(self) -> None:
         crawler = self.crawler(["http://example.com"])
-        assert crawler.url_allowed("http://example.com/a")
-        assert crawler.url_allowed("http://www.example.com")
-        assert crawler.url_allowed("https://EXAMPLE.com/b")
-        assert not crawler.url_allowed("http://foo.example.com")
-        assert not crawler.url_allowed("http://www.www.example.com")
-        assert not crawler.url_allowed("http://example.org")
+        allowed = ["http://example.com/a", "http://www.example.com", "https://EXAMPLE.com/b"]
+        refused = ["http://foo.example.com", "http://www.www.example.com", "http://example.org"]
+        check_allowed(crawler, "the root http://example.com", allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_strict_from_a_www_root(self) -> None:
         crawler = self.crawler(["http://www.example.com/"])
-        assert crawler.url_allowed("http://example.com/")
-        assert not crawler.url_allowed("http://foo.example.com/")
+        root = "the root http://www.example.com/"
+        check_allowed(crawler, root, ["http://example.com/"], ["http://foo.example.com/"])
 
     @level(2, "urls")
     def test_url_allowed_lenient(self) -> None:
         crawler = self.crawler(["http://example.com"], strict=False)
-        assert crawler.url_allowed("http://www.example.com")
-        assert crawler.url_allowed("http://foo.bar.example.com")
-        assert not crawler.url_allowed("http://example.org")
-        assert not crawler.url_allowed("http://notexample.com")
+        allowed = ["http://www.example.com", "http://foo.bar.example.com"]
+        refused = ["http://example.org", "http://notexample.com"]
+        check_allowed(crawler, "the root http://example.com, strict=False", allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_exclude(self) -> None:
         crawler = self.crawler(["http://example.com"], exclude=r".*pattern")
-        assert crawler.url_allowed("http://example.com")
-        assert not crawler.url_allowed("http://example.com/pattern")
-        assert not crawler.url_allowed("http://example.com/a/pattern/b")
+        refused = ["http://example.com/pattern", "http://example.com/a/pattern/b"]
+        where = "the root http://example.com, exclude='.*pattern'"
+        check_allowed(crawler, where, ["http://example.com"], refused)
 
     @level(2, "urls")
     def test_url_allowed_schemes(self) -> None:
         crawler = self.crawler(["http://example.com"])
-        assert crawler.url_allowed("https://example.com/")
-        for url in ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]:
-            assert not crawler.url_allowed(url), url
+        refused = ["ftp://example.com/", "mailto:a@example.com", "javascript:x()", "file:///x"]
+        check_allowed(crawler, "the root http://example.com", ["https://example.com/"], refused)
 
     @level(2, "urls")
     def test_url_allowed_roots(self) -> None:
         crawler = self.crawler(["http://a", "http://b", "not-a-host"])
-        assert crawler.url_allowed("http://a/a")
-        assert crawler.url_allowed("http://b/b")
-        assert not crawler.url_allowed("http://c/c")
-        assert not crawler.url_allowed("http://127.0.0.1")
-        assert not crawler.url_allowed("not-a-host")
+        refused = ["http://c/c", "http://127.0.0.1", "not-a-host"]
+        where = "the roots http://a, http://b and not-a-host"
+        check_allowed(crawler, where, ["http://a/a", "http://b/b"], refused)
 
     @level(2, "urls")
     def test_url_allowed_deep_root(self) -> None:
         crawler = self.crawler(["http://a/a#fragment"])
-        assert crawler.url_allowed("http://a/b")
+        check_allowed(crawler, "the root http://a/a#fragment", ["http://a/b"], [])
 
     @level(2, "urls")
     def test_url_allowed_ip_literal_matches_exactly(self) -> None:
         crawler = self.crawler(["http://127.0.0.1:8080/", "http://[::1]/"], strict=False)
-        assert crawler.url_allowed("http://127.0.0.1/other-port-is-same-host")
-        assert crawler.url_allowed("http://[::1]:81/")
-        assert not crawler.url_allowed("http://127.0.0.2/")
-        assert not crawler.url_allowed("http://0.0.1/")
-        assert not crawler.url_allowed("http://www.127.0.0.1/")
+        allowed = ["http://127.0.0.1/other-port-is-same-host", "http://[::1]:81/"]
+        refused = ["http://127.0.0.2/", "http://0.0.1/", "http://www.127.0.0.1/"]
+        where = "the roots http://127.0.0.1:8080/ and http://[::1]/, strict=False"
+        check_allowed(crawler, where, allowed, refused)
 
     @level(2, "urls")
     def test_url_allowed_does_not_raise(self) -> None:
         crawler = self.crawler(["http://example.com"])
         for url in ["", "http://[", "http://example.com:port/", "::::", "http://", "\x00"]:
-            assert crawler.url_allowed(url) is False
+            try:
+                answer = crawler.url_allowed(url)
+            except Exception as error:
+                pytest.fail(f"url_allowed({url!r}) raised {error!r}: it must answer False")
+            assert answer is False, f"url_allowed({url!r}) answered {answer!r}, not False"
 
     @level(1, "entry-points")
     def test_bad_options_raise_value_error(self) -> None:
@@ -376,9 +390,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_link_to_a_missing_page(self, pages: PageServer) -> None:
         pages.add_page("/", ["/foo"])
         crawler = self.crawl([pages.url])
-        assert len(crawler.done) == 2
+        assert len(crawler.done) == 2, f"expected 2 records (/ and /foo), got {len(crawler.done)}"
         assert crawler.done[0][:3] == (pages.url, None, 200)
-        assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (1, 1)
+        counts = (crawler.done[0].num_urls, crawler.done[0].num_new_urls)
+        assert counts == (1, 1), f"/ has 1 link, new: expected (1, 1) links, got {counts}"
         assert (crawler.done[1].url, crawler.done[1].status) == (pages.url + "foo", 404)
 
     @level(2, "the-whole-crawl")
@@ -405,7 +420,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
 
     @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_is_recorded_and_followed(self, pages: PageServer, status: int) -> None:
         root = pages.add_redirect("/", "/target#frag", status)
         target = pages.add_page("/target", [])
@@ -423,7 +438,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         )
         assert crawler.done[1][:3] == (target, None, 200)
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         root = pages.add_redirect("/", foo)
@@ -439,14 +454,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [s[:3] for s in crawler.done] == [(root, foo, 302), (foo, bar, 302)]
         assert "redirect limit reached" in logs.text
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/a")
         pages.add_page("/a", [])
         crawler = self.crawl([root], max_redirect=0)
         assert results(crawler) == {(root, 302, pages.url + "a")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_cycle(self, pages: PageServer) -> None:
         foo, bar = pages.url + "foo", pages.url + "bar"
         pages.add_redirect("/bar", foo)
@@ -454,7 +469,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([bar])
         assert [s[:3] for s in crawler.done] == [(bar, foo, 302), (foo, bar, 302)]
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_join_fetches_the_target_once(self, pages: PageServer) -> None:
         foo, bar, baz, quux = (pages.url + name for name in ["foo", "bar", "baz", "quux"])
         pages.add_redirect("/foo", baz)
@@ -469,27 +484,27 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         }
         assert pages.requests["/baz"] == 1
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_off_site_is_recorded_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "http://example.com/elsewhere")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, "http://example.com/elsewhere")}
         assert crawler.seen_urls == {root}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_non_http_scheme_is_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         root = pages.add_redirect("/", f"ftp://{host}file")
         crawler = self.crawl([root])
         assert results(crawler) == {(root, 302, f"ftp://{host}file")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_an_excluded_url_is_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/private/x")
         crawler = self.crawl([root], exclude="private")
         assert results(crawler) == {(root, 302, pages.url + "private/x")}
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_target_is_normalized(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://").rstrip("/")
         root = pages.add_redirect("/", f"HTTP://{host}/a#frag")
@@ -497,7 +512,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert crawler.done[0].next_url == pages.url + "a"
 
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_redirect_status_without_location_is_a_response(self, pages: PageServer) -> None:
         async def no_location(request: web.Request) -> web.StreamResponse:
             return web.Response(status=302, body=b"moved, somewhere", content_type="text/plain")
@@ -659,7 +674,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         crawler = self.crawl([root])
         assert pages.url + "after" in crawler.seen_urls
 
-    @level(2, "urls", "asyncio.md#one-request")
+    @level(2, "urls", "one-request")
     def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
         # Kept as the normal form writes them: %7e, %2F and "|".
         paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]
@@ -668,7 +683,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.seen_urls == {root} | {root.rstrip("/") + path for path in paths}
         assert sorted(pages.targets) == sorted(["/", *paths]), "a URL was re-encoded on the wire"
 
-    @level(4, "http-on-the-wire", "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks")
+    @level(4, "http-on-the-wire", "compression")
     def test_every_stage_asks_for_gzip_and_deflate_and_decodes_them(
         self, pages: PageServer
     ) -> None:
@@ -706,7 +721,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     # --- What a crawler of one's own gets wrong -------------------------------------
 
-    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
+    @level(4, "the-whole-crawl", "worker-bugs")
     def test_a_bug_on_one_url_neither_hangs_the_crawl_nor_loses_the_url(
         self, pages: PageServer
     ) -> None:
@@ -727,7 +742,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             pages.add_page(path, ["/c"])
         crawler = BuggyCrawler([root], max_tasks=2)
         why = ": a URL whose handling raised stopped a worker, or join() waits for it"
-        run_with_deadline(lambda: self.stage.run(crawler), TIMEOUT_SLACK, why)
+        try:
+            run_with_deadline(lambda: self.stage.run(crawler), TIMEOUT_SLACK, why)
+        except ZeroDivisionError as error:
+            pytest.fail(
+                f"a bug while handling one URL ({error!r}) ended the whole crawl: record it"
+                " as that URL's outcome (record_crash) and go on"
+            )
         stats = by_url(crawler)
         assert (
             set(stats)
@@ -738,7 +759,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError)
         assert len(crawler.done) == 5, "a URL was recorded twice"
 
-    @level(4, "entry-points", "asyncio.md#one-request")
+    @level(4, "entry-points", "sockets")
     def test_sockets_are_closed_on_every_error_path(self, pages: PageServer) -> None:
         async def stalls(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -760,6 +781,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             root = pages.add_page("/", links)
             options = {"max_tries": 2, "timeout": 0.5, "max_size": 1000}
             self.crawl([root], **options)  # Warm up: imports and caches open what they keep.
+            gc.collect()  # What an earlier test left to the collector is not this crawl's.
             before = open_fds()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -773,7 +795,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert leaked == [], "a socket was left to the garbage collector"
         assert after <= before, f"{after - before} sockets left open after errors"
 
-    @level(4, "fetching-one-url", "await.md#timeouts")
+    @level(4, "fetching-one-url", "timeouts")
     def test_a_stalled_server_ends_in_the_crawls_timeout(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         with silent_server() as stalled:
@@ -789,10 +811,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_error_statuses_are_recorded_not_retried(self, pages: PageServer, status: int) -> None:
         root = pages.add_page("/", ["/never"], status=status)
         crawler = self.crawl([root])
-        assert [s[:3] for s in crawler.done] == [(root, None, status)]
-        assert pages.requests["/"] == 1
+        records = [s[:3] for s in crawler.done]
+        assert records == [(root, None, status)], f"expected one record, got {records}"
+        asked = pages.requests["/"]
+        assert asked == 1, f"a {status} is an answer, asked once: the server got {asked} requests"
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_dropped_connections_are_retried(self, pages: PageServer, logs) -> None:
         tries = 0
 
@@ -805,30 +829,36 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
         root = pages.add_handler("/", flaky)
         crawler = self.crawl([root])
-        assert [s[:3] for s in crawler.done] == [(root, None, 200)]
-        assert pages.requests["/"] == 3
+        records = [s[:3] for s in crawler.done]
+        assert records == [(root, None, 200)], (
+            f"two dropped connections, then an answer: expected one record with status 200,"
+            f" got {records}"
+        )
+        asked = pages.requests["/"]
+        assert asked == 3, f"expected 3 requests (2 dropped, 1 answered), the server got {asked}"
         assert f"try 0 for {root} raised" in logs.text
         assert f"try 1 for {root} raised" in logs.text
         assert f"try 2 for {root} success" in logs.text
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
-        assert len(crawler.done) == 1
+        assert len(crawler.done) == 1, f"expected 1 record of the URL, got {len(crawler.done)}"
         stat = crawler.done[0]
         assert (stat.url, stat.status, stat.size, stat.next_url) == (root, None, 0, None)
-        assert isinstance(stat.exception, Exception)
-        assert pages.requests["/"] == 3
+        assert isinstance(stat.exception, Exception), "a failure is recorded with its exception"
+        asked = pages.requests["/"]
+        assert asked == 3, f"max_tries=3: expected 3 requests, the server got {asked}"
         assert f"{root} failed after 3 tries" in logs.text
         assert f"try 2 for {root} raised" in logs.text
 
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_single_try(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=1)
         assert crawler.done[0].status is None
-        assert "failed after 1 tries" in logs.text
+        assert "failed after 1 tries" in logs.text, "the log says 'URL failed after 1 tries'"
 
     @level(4, "fetching-one-url")
     def test_refused_connection_is_a_recorded_failure(self) -> None:
@@ -838,7 +868,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(crawler.done[0].exception, Exception)
 
     @SLOW
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
+    @level(4, "fetching-one-url", "timeouts")
     def test_timeout_against_a_silent_server(self, logs) -> None:
         with silent_server() as url:
             crawler = self.crawl([url], timeout=0.5, max_tries=2)
@@ -847,7 +877,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert isinstance(stat.exception, Exception)
         assert f"try 1 for {url} raised" in logs.text
 
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
+    @level(4, "fetching-one-url", "timeouts")
     def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
         async def stalls(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/html"})
@@ -861,6 +891,20 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert crawler.done[0].status is None
         assert isinstance(crawler.done[0].exception, Exception)
 
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_timeout_ends_only_its_own_request(self, pages: PageServer) -> None:
+        # One worker fetches four pages of 0.2 s each, one after the other.
+        # A timer of the first request's 0.5 s timeout that is not put away
+        # once its answer is in fires during the third request, and ends it.
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(0.2)
+            return web.Response(body=b"<p>slow, but in time</p>", content_type="text/html")
+
+        roots = [pages.add_handler(f"/{n}", slow) for n in range(4)]
+        crawler = self.crawl(roots, timeout=0.5, max_tries=1, max_tasks=1)
+        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status != 200}
+        assert failed == {}, f"pages that answered within their timeout failed: {failed}"
+
     @pytest.mark.parametrize(
         "response",
         [
@@ -870,13 +914,15 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ],
         ids=["garbage", "short-body", "no-blank-line"],
     )
-    @level(4, "fetching-one-url")
+    @level(4, "fetching-one-url", "counted-tries")
     def test_malformed_response_is_a_network_failure(self, response: bytes) -> None:
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url], max_tries=2)
-        assert [s[:3] for s in crawler.done] == [(server.url, None, None)]
+        records = [s[:3] for s in crawler.done]
+        assert records == [(server.url, None, None)], f"expected one failure, got {records}"
         assert isinstance(crawler.done[0].exception, Exception)
-        assert len(server.requests) == 2  # One connection per try.
+        tries = len(server.requests)  # One connection per try.
+        assert tries == 2, f"a malformed answer is a failed try: max_tries=2, {tries} were made"
 
     @level(4, "fetching-one-url")
     def test_endless_body_is_cut_at_max_size(self, pages: PageServer) -> None:
@@ -911,7 +957,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         ("size", "max_tasks"),
         [(10, 1), (60, 3), pytest.param(300, 10, marks=SLOW), pytest.param(1000, 50, marks=SLOW)],
     )
-    @level(4, "the-whole-crawl", "asyncio.md#the-queue-and-the-workers")
+    @level(4, "the-whole-crawl", "many-at-once")
     def test_full_crawl_matches_the_oracle(self, server: str, size: int, max_tasks: int) -> None:
         with site_server(server, size) as site:
             crawler = self.crawl([site.url], max_tasks=max_tasks)
@@ -923,7 +969,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
 
     @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
-    @level(4, "fetching-one-url", "asyncio.md#redirects")
+    @level(4, "fetching-one-url", "redirects")
     def test_full_crawl_with_max_redirect(self, server: str, max_redirect: int) -> None:
         with site_server(server, 20) as site:
             crawler = self.crawl([site.url], max_redirect=max_redirect)
@@ -948,10 +994,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             pages.add_handler(path, slow)
         home = pages.add_page("/", ["/0", "/1", "/2"])
         crawler = self.crawl([home], max_tasks=2)
-        assert pages.max_in_flight == 2
-        assert len(crawler.done) == 4
+        most = pages.max_in_flight
+        assert most == 2, f"max_tasks=2 and 3 slow links: {most} requests at once, not 2"
+        assert len(crawler.done) == 4, f"expected 4 records, got {len(crawler.done)}"
 
-    @level(3, "the-whole-crawl", "threads.md#many-fetches-at-once")
+    @level(3, "the-whole-crawl", "many-at-once")
     def test_many_fetches_at_once(self, pages: PageServer) -> None:
         # Each answer takes LATENCY: one fetch at a time cannot take less
         # than their sum, whatever the machine.  Ten at once take a few.
@@ -977,8 +1024,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_many_roots(self, pages: PageServer) -> None:
         roots = [pages.add_page(f"/{n}", []) for n in range(30)]
         crawler = self.crawl(roots + roots[:5], max_tasks=4)
-        assert {stat.url for stat in crawler.done} == set(roots)
-        assert len(crawler.done) == 30
+        assert {stat.url for stat in crawler.done} == set(roots), "a root was not recorded"
+        records = len(crawler.done)
+        assert records == 30, f"30 roots, 5 of them given twice: {records} records, not 30"
 
     @level(2, "the-whole-crawl")
     def test_root_without_a_host_does_not_stop_the_crawl(self, pages: PageServer) -> None:
@@ -987,7 +1035,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert (root, 200, None) in results(crawler)
         assert len({stat.url for stat in crawler.done}) == len(crawler.done)
 
-    @level(4, "reporting", "asyncio.md#running-it-and-the-report")
+    @level(4, "reporting", "report")
     def test_report_lists_every_url(self, pages: PageServer, tmp_path) -> None:
         root = pages.add_page("/", ["/a", "/b"])
         pages.add_redirect("/a", "/c")
@@ -1006,7 +1054,7 @@ class TaskGroupTests:
 
     stage: types.ModuleType
 
-    @level(4, "the-whole-crawl", "await.md#task-groups")
+    @level(4, "the-whole-crawl", "task-groups")
     def test_a_worker_that_dies_of_a_bug_ends_the_crawl_with_its_error(
         self, pages: PageServer
     ) -> None:

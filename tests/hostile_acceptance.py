@@ -296,7 +296,7 @@ class HostileServerTests:
         monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
         return f"http://public.example:{urllib.parse.urlsplit(pages.url).port}/"
 
-    @level(6, "urls", "asyncio.md#fetching-with-retries")
+    @level(6, "urls", "hostile")
     def test_robots_txt_redirected_into_the_machine_s_network_is_not_fetched(
         self, pages: PageServer, public_site: str
     ) -> None:
@@ -312,7 +312,7 @@ class HostileServerTests:
             stat.exception
         )
 
-    @level(6, "urls", "asyncio.md#fetching-with-retries")
+    @level(6, "urls", "hostile")
     def test_a_redirect_to_a_name_that_resolves_inside_is_skipped(
         self, pages: PageServer, public_site: str
     ) -> None:
@@ -328,7 +328,7 @@ class HostileServerTests:
         )
         assert pages.requests["/secret"] == 0 and len(crawler.done) == 2
 
-    @level(6, "urls", "asyncio.md#fetching-with-retries")
+    @level(6, "urls", "hostile")
     def test_a_crawl_of_the_machine_s_network_may_go_anywhere_in_it(
         self, pages: PageServer, public_site: str
     ) -> None:

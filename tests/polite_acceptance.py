@@ -178,7 +178,11 @@ class PoliteTests:
         root = pages.add_page("/", ["/a"])
         crawler = self.crawl([root], obey_robots=True)
         assert skipped(crawler, RobotsDisallowed) == {root: f"robots.txt answered {status}"}
-        assert (pages.requests["/robots.txt"], pages.requests["/"]) == (1, 0)
+        asked = (pages.requests["/robots.txt"], pages.requests["/"])
+        assert asked == (1, 0), (
+            f"a robots.txt that answers {status} disallows everything: expected robots.txt"
+            f" asked once and / never, got {asked[0]} and {asked[1]} requests"
+        )
         check_each_url_once(crawler)
 
     @level(5, "politeness")
@@ -292,6 +296,16 @@ class PoliteTests:
         assert crawler.done[0].status == 200
 
     @level(5, "politeness")
+    def test_the_timeout_starts_after_the_wait_for_the_turn(self, pages: PageServer) -> None:
+        # The second page waits in line longer than its timeout: a crawler
+        # whose timeout covers the wait too gives up on it without a request.
+        roots = [pages.add_page(f"/{n}", []) for n in range(2)]
+        crawler = self.crawl(roots, delay=0.8, timeout=0.4, max_tries=1, max_tasks=2)
+        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status is None}
+        assert failed == {}, f"a page failed after waiting for its turn: {failed}"
+        assert sorted(pages.requests) == ["/0", "/1"]
+
+    @level(5, "politeness")
     def test_crawl_delay_counts_when_longer_than_the_delay(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nCrawl-delay: 0.2\n")
         roots = [pages.add_page(f"/{n}", []) for n in range(3)]
@@ -338,7 +352,7 @@ class PoliteTests:
 
     # --- Limits ---------------------------------------------------------------------------
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_pages_ends_the_crawl_with_the_rest_not_fetched(self, pages: PageServer) -> None:
         for n in range(20):
             pages.add_page(f"/{n}", [f"/{(n + 1) % 20}", f"/{(n + 2) % 20}"])
@@ -349,7 +363,7 @@ class PoliteTests:
         assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}
         check_each_url_once(crawler)
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_pages_does_not_count_skipped_urls(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nDisallow: /no\n")
         root = pages.add_page("/", ["/no1", "/no2", "/next"])
@@ -359,7 +373,7 @@ class PoliteTests:
         assert fetched(crawler) == {root, pages.url + "next", pages.url + "last"}
         assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "no1", pages.url + "no2"}
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_depth_counts_links_from_a_root(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/1"])
         pages.add_redirect("/1", "/1b")  # A redirect is no link deeper.
@@ -372,7 +386,7 @@ class PoliteTests:
         assert pages.requests["/2"] == 0 and base + "/3" not in crawler.seen_urls
         check_each_url_once(crawler)
 
-    @level(5, "politeness")
+    @level(5, "politeness", "limits")
     def test_max_depth_zero_fetches_the_roots_only(self, pages: PageServer) -> None:
         roots = [pages.add_page("/", ["/a"]), pages.add_page("/b", ["/a"])]
         crawler = self.crawl(roots, max_depth=0)

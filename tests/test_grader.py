@@ -18,8 +18,8 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -27,15 +27,32 @@ from markdown.extensions.toc import slugify
 
 from shared.cli import new
 from tests.acceptance import AcceptanceTests, TaskGroupTests
-from tests.grading import LEVELS, TOP
+from tests.grading import (
+    LEVELS,
+    SHAPES,
+    TAUGHT,
+    TOP,
+    Failure,
+    Grade,
+    Grader,
+    levels_text,
+    taught,
+)
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = sorted(path.stem for path in (ROOT / "tests" / "broken").glob("[a-z]*.py"))
+# Each broken crawler in each shape it is written in: its module has a test class per shape.
+SHAPED = [
+    (name, shape)
+    for name in BROKEN
+    for shape in SHAPES
+    if hasattr(importlib.import_module(f"tests.broken.{name}"), f"Test{shape.capitalize()}")
+]
 SECTION = re.compile(r"^=+ grade: (?P<label>\S+) =+$", re.MULTILINE)
 DOCS_LINK = re.compile(r"docs/(?P<page>[\w-]+\.md)#(?P<anchor>[\w-]+)")
 GRADE_RUN = 900  # Seconds the grading of every broken crawler may take on a busy machine.
-GRADE_RUNS = 3  # The pytest runs that grade them, side by side.
+WORKERS = "3"  # pytest-xdist workers that grade them: a crawl mostly waits on its servers.
 
 
 def run_pytest(args: list[str], cwd: Path, pythonpath: list[Path]) -> str:
@@ -69,41 +86,83 @@ def sections(output: str) -> dict[str, list[str]]:
     return found
 
 
+def full_ladder(name: str) -> str:
+    """Return the shape a broken crawler is graded in from level 1 up: the first of its HINTS."""
+    return next(iter(importlib.import_module(f"tests.broken.{name}").HINTS))
+
+
+def lower_levels(name: str, shape: str) -> list[str]:
+    """Return the --deselect options that leave out the levels below a broken crawler's bug.
+
+    For each shape but its ``full_ladder``: those levels pass in that shape
+    too (each stage's own run checks that), and grading them again would
+    cost a minute.  ``--deselect`` takes a prefix of test ids, so a name
+    that begins another test's name at the bug's level or above is kept.
+    """
+    level = importlib.import_module(f"tests.broken.{name}").LEVEL
+    tests = [(test, levels_of(function)[0].args[0]) for test, function in acceptance_tests()]
+    kept = [test for test, number in tests if number >= level]
+    below = [test for test, number in tests if number < level]
+    prefix = f"tests/broken/{name}.py::Test{shape.capitalize()}::"
+    return [
+        option
+        for test in below
+        if not any(other.startswith(test) for other in kept)
+        for option in ("--deselect", prefix + test)
+    ]
+
+
 # Session, not module: xdist may give the one worker of the group other
 # tests in between, and a module fixture would then run again.
 @pytest.fixture(scope="session")
 def graded() -> dict[str, list[str]]:
-    """Grade every broken crawler, in a few pytest runs side by side (slow tests left out).
+    """Grade every broken crawler in every shape, in one pytest run on a few workers.
 
-    A run mostly waits on its crawls' servers (a fifth of its time on the
-    processor), so runs side by side take less time than one run of all.
+    Under pytest-xdist, as a reader may run it: each crawler's tests run
+    in order on one worker, which stops at its first failing level, and
+    the grade is written by the process that prints.  Slow tests are left
+    out (-m "not slow"), and so are the levels below the bug in all shapes
+    but one (``lower_levels``).
     """
     files = [f"tests/broken/{name}.py" for name in BROKEN]
-    shares = [files[start::GRADE_RUNS] for start in range(GRADE_RUNS)]
-    with ThreadPoolExecutor(GRADE_RUNS) as pool:
-        outputs = pool.map(
-            lambda share: run_pytest([*share, "-m", "not slow", "-q"], ROOT, [ROOT]), shares
-        )
-        return {label: lines for output in outputs for label, lines in sections(output).items()}
+    shorter = [
+        option
+        for name, shape in SHAPED
+        if shape != full_ladder(name)
+        for option in lower_levels(name, shape)
+    ]
+    options = ["-m", "not slow", "-q", "-n", WORKERS, *shorter]
+    return sections(run_pytest([*files, *options], ROOT, [ROOT]))
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("grader")  # The fixture runs once, on one worker.
 @pytest.mark.timeout(GRADE_RUN + 60)
-@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize(("name", "shape"), SHAPED)
 def test_a_broken_crawler_fails_at_its_level_with_its_hint(
-    graded: dict[str, list[str]], name: str
+    graded: dict[str, list[str]], name: str, shape: str
 ) -> None:
     broken = importlib.import_module(f"tests.broken.{name}")
-    lines = graded[f"tests/broken/{name}.py"]
+    lines = graded[f"tests/broken/{name}.py::Test{shape.capitalize()}"]
+    shown = "\n".join(lines)
     level = broken.LEVEL
-    assert lines[0] == f"level {TOP} of {TOP}: passed {level - 1}, failed at {level}"
-    assert broken.HINT in lines, "\n".join(lines)
+    if shape == full_ladder(name):  # Every level up to the bug's ran.
+        ran = levels_text(range(1, level + 1))
+        assert lines[0].endswith(f"deselected: ran levels {ran}; failed at {level}"), shown
+    assert lines[0].endswith(f"; failed at {level}"), shown
+    text = " ".join(lines)  # A hint may be wrapped at the terminal's width.
+    assert broken.HINTS[shape] in text, shown
+    if getattr(broken, "ONE_FAILURE", False):  # One bug, one failed test.
+        assert sum(line.startswith("test_") for line in lines) == 1, shown
 
 
-def test_there_are_broken_crawlers_for_several_levels() -> None:
+def test_there_are_broken_crawlers_for_several_levels_and_shapes() -> None:
     levels = {importlib.import_module(f"tests.broken.{name}").LEVEL for name in BROKEN}
-    assert len(BROKEN) >= 8 and levels >= {2, 3, 4, 5}
+    assert len(BROKEN) >= 15 and levels >= {2, 3, 4, 5}
+    for name in BROKEN:  # A hint for each shape it is written in, and no other.
+        hints = importlib.import_module(f"tests.broken.{name}").HINTS
+        assert set(hints) == {shape for named, shape in SHAPED if named == name}, name
+    assert {shape for _, shape in SHAPED} == set(SHAPES)
 
 
 @pytest.mark.slow
@@ -136,7 +195,7 @@ def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
     ("name", "why"),
     [
         ("1st", "not a valid Python package name"),
-        ("class", "not a valid Python package name"),
+        ("class", "is a Python keyword"),
         ("stage2_generators", "would shadow this repository's own package"),
         ("tests", "would shadow this repository's own package"),
         ("json", "would shadow the module json"),
@@ -156,9 +215,22 @@ def test_crawl_new_refuses_a_bad_name(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["taken"]
 
 
+def test_crawl_new_refuses_a_folder_without_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()  # A folder of the repository that is not its root, say.
+    monkeypatch.chdir(tmp_path / "docs")
+    assert new.main(["mine"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no tests/acceptance.py" in err
+    assert list((tmp_path / "docs").iterdir()) == []
+
+
 def test_crawl_new_makes_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "acceptance.py").touch()  # The root of a checkout, as far as it asks.
     monkeypatch.chdir(tmp_path)
     assert new.main(["mine", "--like", "callbacks"]) == 0
     out = capsys.readouterr().out
@@ -170,6 +242,7 @@ def test_crawl_new_makes_the_package(
     assert mine.replace("mine", "stage1_callbacks") == stage_tests.replace(
         "Stage 1", "stage1_callbacks"
     )
+    assert 'shape = "callbacks"' in mine  # The hints follow the shape.
 
 
 # --- The data of the hints -----------------------------------------------------
@@ -228,12 +301,11 @@ def anchors(page: Path) -> set[str]:
 
 
 def sections_named() -> set[tuple[str, str]]:
-    """Return every docs section a level, a hint, a broken crawler or a skeleton names."""
-    named = {tuple(level.chapter.split("#")) for level in LEVELS}
+    """Return every docs section a hint, a broken crawler or a skeleton names."""
+    named = {tuple(chapter.split("#")) for chapters in TAUGHT.values() for chapter in chapters}
     for _, function in acceptance_tests():
         (mark,) = levels_of(function)
         named.add(("contract.md", mark.kwargs["rule"]))
-        named.add(tuple(mark.kwargs["chapter"].split("#")))
     texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
     texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
     for text in texts:
@@ -249,3 +321,95 @@ def test_every_section_a_hint_names_exists() -> None:
     ]
     assert missing == []
     assert ("asyncio.md", "the-queue-and-the-workers") in sections_named()  # It reads the data.
+
+
+def test_every_test_has_a_section_for_each_shape() -> None:
+    topics = {levels_of(function)[0].kwargs["topic"] for _, function in acceptance_tests()}
+    assert topics <= set(TAUGHT)
+    assert all(len(chapters) == len(SHAPES) for chapters in TAUGHT.values())
+    # A shape's hints stay in its own chapters where it has them.
+    own = {"callbacks": "callbacks.md", "generators": "coroutines.md", "asyncio": "asyncio.md"}
+    for shape, page in own.items():
+        pages = {taught(topic, shape).split("#")[0] for topic in topics}
+        assert page in pages and not pages & (set(own.values()) - {page}), (shape, pages)
+
+
+HEADING_ID = re.compile(r'<h[1-6][^>]* id="(?P<id>[^"]+)"')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["", "zh"])
+def test_every_hint_points_to_a_heading_of_the_built_site(built_site: Path, language: str) -> None:
+    """Each (test, shape) pair's section is a heading in the site as built, in both languages."""
+    site = built_site / language if language else built_site
+    ids: dict[str, set[str]] = {}
+    missing = []
+    for name, function in acceptance_tests():
+        mark = levels_of(function)[0]
+        for shape in SHAPES:
+            page, anchor = taught(mark.kwargs["topic"], shape).split("#")
+            if page not in ids:
+                html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+                ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
+            if anchor not in ids[page]:
+                missing.append(f"{name} ({shape}): {page}#{anchor}")
+    assert missing == []
+    assert len(ids) >= 6  # It read the pages of every shape.
+
+
+NAME_ROW = re.compile(r"^\| `(?P<name>\w+)` \| `(?P<module>[\w.]+)` \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("page", ["build-your-own.md", "build-your-own.zh.md"])
+def test_each_name_is_where_the_page_says(page: str) -> None:
+    """The table "Where each name comes from" names the module each name imports from."""
+    rows = NAME_ROW.findall((ROOT / "docs" / page).read_text(encoding="utf-8"))
+    wrong = [f"{name} in {module}" for name, module in rows
+             if not hasattr(importlib.import_module(module), name)]  # fmt: skip
+    assert wrong == []
+    names = {name for name, _ in rows}
+    assert {"CarefulConnector", "new_attempt", "STALE_ERRORS", "origin_of"} <= names
+    assert {"UNASKED_UPGRADE", "ACCEPT_ENCODING", "BodyDecoder", "PrivateAddress"} <= names
+
+
+# --- The summary's lines ----------------------------------------------------------
+
+
+def summary_of(grade: Grade, columns: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Return the summary lines of ``grade`` at a terminal ``columns`` wide (no --level, -q)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    config = SimpleNamespace(getoption=lambda name: None, get_verbosity=lambda: 0)
+    return Grader(config).summary(grade)  # type: ignore[arg-type]
+
+
+def failed_grade(deselected: int = 0) -> Grade:
+    """Return the grade of a crawler that failed two cases of one level-4 test."""
+    message = "Failed: the crawl did not finish within 5 seconds: " + "a URL was lost " * 12
+    grade = Grade("mine", ran={1, 2, 3, 4}, deselected=deselected)
+    grade.failures["test_x"] = Failure(
+        "test_x", 4, "fetching-one-url", "asyncio.md#redirects", message, ["500", "502"]
+    )
+    return grade
+
+
+def test_a_long_message_is_wrapped_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = summary_of(failed_grade(), 60, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}: passed 3, failed at 4"
+    assert all(len(line) <= 60 for line in lines)
+    told = " ".join(line.strip() for line in lines)
+    assert failed_grade().failures["test_x"].message.strip() in told  # Nothing cut.
+    assert "test_x [500, 502]: rule docs/contract.md#fetching-one-url" in told
+
+
+def test_with_tests_deselected_the_grade_says_which_levels_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grade = failed_grade(deselected=230)
+    grade.ran = {4}  # -k chose one test of level 4.
+    lines = summary_of(grade, 200, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}, 230 tests deselected: ran level 4; failed at 4"
+
+
+def test_a_crawler_that_passes_every_level_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    grade = Grade("mine", ran=set(range(1, TOP + 1)))
+    assert summary_of(grade, 80, monkeypatch) == [f"level {TOP} of {TOP}: passed {TOP}"]

@@ -7,11 +7,16 @@ and a ``tests/test_acceptance.py`` that subclasses the acceptance suite
 exactly as each stage's does.  Then ``pytest NAME`` grades it level by
 level (tests/grading.py, docs/build-your-own.md).
 
+The test class names the shape (``shape = "callbacks"``), outside
+``crawler.py``, which a reader may replace whole: the grader's hints point
+into the chapters of that shape.
+
 A name is refused, with one line and exit status 2, when it is no Python
-identifier, when a file or folder of that name exists, or when the package
-would shadow one of ours (a stage, ``shared``, ``tests``), a module of the
-standard library or an installed one.  The package imports the acceptance
-suite from ``tests``, so pytest grades it from the repository's root.
+identifier or a keyword, when a file or folder of that name exists, or when
+the package would shadow one of ours (a stage, ``shared``, ``tests``), a
+module of the standard library or an installed one.  So is a current
+directory without the acceptance suite: the package imports it from
+``tests``, so pytest grades it from the repository's root only.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from pathlib import Path
 SHAPES = ("callbacks", "generators", "asyncio")  # The stages a skeleton can follow.
 OURS = ("stage1_callbacks", "stage2_generators", "stage3_asyncio", "shared", "tests")
 SUITE = Path("tests") / "acceptance.py"  # Where the acceptance suite is, from the root.
+# The checkout this command runs from, when it has the suite (an editable install).
+HOME = Path(__file__).resolve().parents[2]
+CHECKOUT = f" ({HOME})" if (HOME / SUITE).is_file() else ""
 
 INIT = '''"""{name}: a crawler of my own, graded by the acceptance suite (pytest {name})."""
 
@@ -41,12 +49,15 @@ from tests.acceptance import AcceptanceTests
 
 class TestAcceptance(AcceptanceTests):
     stage = {name}
+    shape = "{shape}"
 '''
 
 
 def refusal(name: str, root: Path) -> str | None:
     """Return why ``name`` cannot be a new package in ``root``, or None when it can."""
-    if not name.isidentifier() or keyword.iskeyword(name):
+    if keyword.iskeyword(name):
+        return f"{name!r} is a Python keyword, which cannot name a package"
+    if not name.isidentifier():
         return f"{name!r} is not a valid Python package name (letters, digits, _)"
     if name in OURS:
         return f"{name!r} would shadow this repository's own package {name}"
@@ -54,6 +65,10 @@ def refusal(name: str, root: Path) -> str | None:
         return f"{name!r} exists already in {root}"
     if name in sys.stdlib_module_names or importlib.util.find_spec(name) is not None:
         return f"{name!r} would shadow the module {name} that Python already imports"
+    if not (root / SUITE).is_file():
+        return (
+            f"{root} has no {SUITE.as_posix()}: run crawl-new from the repository's root{CHECKOUT}"
+        )
     return None
 
 
@@ -68,7 +83,7 @@ def make_package(name: str, shape: str, root: Path) -> list[Path]:
         root / name / "__init__.py": INIT.format(name=name),
         root / name / "crawler.py": skeleton(shape),
         root / name / "tests" / "__init__.py": TESTS_INIT.format(name=name),
-        root / name / "tests" / "test_acceptance.py": ACCEPTANCE.format(name=name),
+        root / name / "tests" / "test_acceptance.py": ACCEPTANCE.format(name=name, shape=shape),
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,8 +114,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in make_package(args.name, args.like, root):
         print(f"made {path.relative_to(root).as_posix()}")
-    if not (root / SUITE).is_file():
-        print(f"note: pytest grades it from the repository's root, where {SUITE.as_posix()} is")
     print(f"next: pytest {args.name} --level 1")
     return 0
 

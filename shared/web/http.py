@@ -361,6 +361,7 @@ class ResponseParser:
         # -2: the line break that ends a chunk's data comes next.
         self._chunk_left = -1
 
+    # --8<-- [start:feed_data]
     def feed_data(self, data: bytes) -> None:
         """Parse the next piece of the response."""
         if self.done:
@@ -370,6 +371,8 @@ class ResponseParser:
             pass  # An interim response was skipped: another head follows.
         if self._status is not None and not self.done:
             self._parse_body()
+
+    # --8<-- [end:feed_data]
 
     def feed_eof(self) -> None:
         """Note that the server closed the connection.
@@ -411,6 +414,7 @@ class ResponseParser:
         if head.count(b"\n") > MAX_HEADERS:
             raise BadResponse(f"more than {MAX_HEADERS} headers")
         headers = _parse_headers(header_lines) if line_break else {}
+        # --8<-- [start:interim]
         if status == 101:
             # Only an answer to a request with an Upgrade header, which no stage sends;
             # what follows it would not be HTTP.
@@ -420,6 +424,7 @@ class ResponseParser:
             if self._interim > MAX_INTERIM_RESPONSES:
                 raise BadResponse(f"more than {MAX_INTERIM_RESPONSES} interim responses")
             return True
+        # --8<-- [end:interim]
         self._status, self._headers = status, headers
         self._choose_framing(status, headers)
         return False

@@ -6,3 +6,4 @@ from tests.acceptance import AcceptanceTests
 
 class TestAcceptance(AcceptanceTests):
     stage = stage2_generators
+    shape = "generators"

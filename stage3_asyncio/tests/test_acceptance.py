@@ -6,3 +6,4 @@ from tests.acceptance import AcceptanceTests
 
 class TestAcceptance(AcceptanceTests):
     stage = stage3_asyncio
+    shape = "asyncio"

@@ -1,13 +1,16 @@
 """Broken crawlers: each a stage with one realistic bug, to test the grader with.
 
-Each module here is a stage with one bug a reader's crawler could have,
-and the acceptance suite pointed at it, as a reader's package points it at
-theirs.  Its ``LEVEL`` is the level at which the chapters teach what the bug
-breaks, and its ``HINT`` the line the grader must print for it.
-``tests/test_grader.py`` runs the grader on each (``pytest
-tests/broken/NAME.py --level LEVEL``) and checks that it passes every level
-below and fails at that one, with that hint.  No file here is named
-``test_*.py``: a plain ``pytest`` run does not collect them.
+Each module here is one bug a reader's crawler could have, written in
+every shape where it can be written: a test class per shape
+(``TestCallbacks``, ``TestGenerators``, ``TestAsyncio``), each pointing the
+acceptance suite at a stage with the bug, as a reader's package points it
+at theirs.  ``LEVEL`` is the level at which the chapters teach what the
+bug breaks, and ``HINTS`` the line the grader must print for it, per
+shape: the section named is the one that teaches the thing in that
+shape.  ``ONE_FAILURE = True`` says the bug must fail that one test only.
+``tests/test_grader.py`` grades them all in one run and checks that each
+fails at its level, with its hint.  No file here is named ``test_*.py``:
+a plain ``pytest`` run does not collect them.
 """
 
 from __future__ import annotations

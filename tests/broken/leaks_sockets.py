@@ -8,10 +8,12 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 4
-HINT = (
-    "test_sockets_are_closed_on_every_error_path: rule docs/contract.md#entry-points;"
-    " read docs/asyncio.md#one-request"
-)
+HINTS = {
+    "generators": (
+        "test_sockets_are_closed_on_every_error_path: rule docs/contract.md#entry-points;"
+        " read docs/coroutines.md#cancellation"
+    ),
+}
 
 
 class LeakingCrawler(stage2_generators.Crawler):
@@ -25,5 +27,6 @@ class LeakingCrawler(stage2_generators.Crawler):
         return response
 
 
-class TestAcceptance(AcceptanceTests):
+class TestGenerators(AcceptanceTests):
     stage = broken_stage(stage2_generators, LeakingCrawler)
+    shape = "generators"

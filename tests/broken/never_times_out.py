@@ -8,10 +8,12 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 4
-HINT = (
-    "test_a_stalled_server_ends_in_the_crawls_timeout: rule docs/contract.md#fetching-one-url;"
-    " read docs/await.md#timeouts"
-)
+HINTS = {
+    "generators": (
+        "test_a_stalled_server_ends_in_the_crawls_timeout: rule docs/contract.md#fetching-one-url;"
+        " read docs/coroutines.md#timeouts-wait_for"
+    ),
+}
 
 
 class NeverTimesOutCrawler(stage2_generators.Crawler):
@@ -27,5 +29,6 @@ class NeverTimesOutCrawler(stage2_generators.Crawler):
             slot.release()
 
 
-class TestAcceptance(AcceptanceTests):
+class TestGenerators(AcceptanceTests):
     stage = broken_stage(stage2_generators, NeverTimesOutCrawler)
+    shape = "generators"

@@ -1,17 +1,34 @@
-"""Hangs on a bug: stage 3 whose worker skips task_done() when handling a URL raises."""
+"""Hangs on a bug: a worker that skips task_done() when handling a URL raises."""
 
+import stage2_generators
 import stage3_asyncio
+from stage2_generators.crawler import Coroutine
 from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 4
-HINT = (
+RULE = (
     "test_a_bug_on_one_url_neither_hangs_the_crawl_nor_loses_the_url:"
-    " rule docs/contract.md#the-whole-crawl; read docs/asyncio.md#the-queue-and-the-workers"
+    " rule docs/contract.md#the-whole-crawl"
 )
+HINTS = {
+    "generators": f"{RULE}; read docs/coroutines.md#a-worker-that-survives-a-bad-item",
+    "asyncio": f"{RULE}; read docs/asyncio.md#the-queue-and-the-workers",
+}
 
 
-class NoTaskDoneCrawler(stage3_asyncio.Crawler):
+class NoTaskDoneGenerators(stage2_generators.Crawler):
+    def work(self) -> Coroutine:
+        while True:
+            url, max_redirect = yield from self.q.get()
+            try:
+                yield from self.fetch(url, max_redirect)
+                self.q.task_done()  # The bug: not in a finally, so join() waits for ever.
+            except Exception as error:
+                self.record_crash(url, error)
+
+
+class NoTaskDoneAsyncio(stage3_asyncio.Crawler):
     async def work(self) -> None:
         while True:
             url, max_redirect = await self.q.get()
@@ -22,5 +39,11 @@ class NoTaskDoneCrawler(stage3_asyncio.Crawler):
                 self.record_crash(url, error)
 
 
-class TestAcceptance(AcceptanceTests):
-    stage = broken_stage(stage3_asyncio, NoTaskDoneCrawler)
+class TestGenerators(AcceptanceTests):
+    stage = broken_stage(stage2_generators, NoTaskDoneGenerators)
+    shape = "generators"
+
+
+class TestAsyncio(AcceptanceTests):
+    stage = broken_stage(stage3_asyncio, NoTaskDoneAsyncio)
+    shape = "asyncio"

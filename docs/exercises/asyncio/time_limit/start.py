@@ -31,10 +31,12 @@ class Crawler(crawl.Crawler):
             workers = [
                 asyncio.create_task(self.work()) for _ in range(self.max_tasks)
             ]
-            await self.q.join()
-            for worker in workers:
-                worker.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            try:
+                await self.q.join()
+            finally:  # However the wait ends: no worker outlives the session.
+                for worker in workers:
+                    worker.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
         return self.statuses
 
     async def fetch(self, url: str) -> None:
