@@ -395,7 +395,9 @@ def command_line_server() -> Iterator[tuple[str, int]]:
 
 
 @pytest.mark.parametrize(
-    ("serving", "rounds"), [(server_thread, 8), (command_line_server, 4)], ids=["thread", "cli"]
+    ("serving", "rounds"),
+    [(server_thread, 8), pytest.param(command_line_server, 4, marks=pytest.mark.slow)],
+    ids=["thread", "cli"],
 )
 def test_stopping_closes_every_connection_even_one_accepted_as_it_stops(serving, rounds) -> None:
     # A connection that arrives while the server stops races its shutdown:
