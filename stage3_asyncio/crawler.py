@@ -288,7 +288,7 @@ async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_si
     """
     decoder = BodyDecoder(coding, max_size + 1)
     body = bytearray()
-    async for data in response.content.iter_any():
+    while data := await response.content.readany():  # b"" at the end.
         body += decoder.decode(data)
         # Cut, or past the end of the compressed data: the connection
         # closes with the rest unread.

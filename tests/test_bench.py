@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from shared.bench import __main__ as bench_main
-from shared.bench import others, procs, report, servers, threads
+from shared.bench import instructions, others, procs, report, servers, threads
 from shared.bench.procs import ROOT as REPO
 from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
@@ -445,3 +445,21 @@ def test_the_chinese_pages_include_the_chinese_summary(tmp_path: Path) -> None:
     assert "### Throughput" in english and "### 吞吐量 { #throughput }" in chinese
     missing = hook.include_if_present("docs/bench/none.md", "measurements.zh.md")
     assert "尚未测量" in missing and "docs/bench/none.zh.md" in missing
+
+
+# --- Instructions per request (callgrind) -----------------------------------------------
+
+
+def test_instructions_read_callgrinds_count_and_refuse_a_missing_one() -> None:
+    stderr = "==41== Events    : Ir\n==41== Collected : 2137751273\n==41==\n==41== I   refs:"
+    assert instructions.instructions(stderr) == 2_137_751_273
+    with pytest.raises(ValueError, match="no count"):
+        instructions.instructions("valgrind: command not found")
+
+
+def test_instructions_per_request_leave_the_start_up_out() -> None:
+    small = {"instructions": 1_000_000 + 250 * 700, "requests": 250}
+    big = {"instructions": 1_000_000 + 850 * 700, "requests": 850}
+    assert instructions.per_request(small, big) == 700
+    with pytest.raises(ValueError, match="as many requests"):
+        instructions.per_request(small, small)

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import email.utils
 import gc
+import queue
 import socket
 import subprocess
 import sys
@@ -27,7 +28,13 @@ import pytest
 from aiohttp import web
 
 from shared.crawl.polite import RobotsRules
-from shared.testsite.server import COUNTERS, ServerThread, counting_middleware, make_app
+from shared.testsite.server import (
+    COUNTERS,
+    ServerThread,
+    counting_middleware,
+    make_app,
+    serve,
+)
 from shared.testsite.site import (
     ROBOTS_TXT,
     Request,
@@ -356,7 +363,43 @@ def connect_until_refused(address: tuple[str, int], clients: list[socket.socket]
             clients.append(socket.create_connection(address, timeout=10))
 
 
-def test_stopping_closes_every_connection_even_one_accepted_as_it_stops() -> None:
+@contextlib.contextmanager
+def server_thread() -> Iterator[tuple[str, int]]:
+    """Serve 10 pages with ``ServerThread``; yield its address."""
+    with ServerThread(make_app(10)) as server:
+        yield server.host, server.port
+
+
+@contextlib.contextmanager
+def command_line_server() -> Iterator[tuple[str, int]]:
+    """Serve 10 pages with ``serve``, as ``python -m shared.testsite`` does; yield its address.
+
+    Ctrl+C cancels the task that runs ``serve``: so does leaving this block.
+    """
+    loop = asyncio.new_event_loop()
+    ports: queue.Queue[int] = queue.Queue()
+    task = loop.create_task(serve(Site(10), "127.0.0.1", 0, ports.put))
+
+    def run() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        yield "127.0.0.1", ports.get(timeout=DEADLINE)
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join(DEADLINE)
+        loop.close()
+
+
+@pytest.mark.parametrize(
+    ("serving", "rounds"),
+    [(server_thread, 8), pytest.param(command_line_server, 4, marks=pytest.mark.slow)],
+    ids=["thread", "cli"],
+)
+def test_stopping_closes_every_connection_even_one_accepted_as_it_stops(serving, rounds) -> None:
     # A connection that arrives while the server stops races its shutdown:
     # one accepted in the same loop turn as the close, or whose handler starts
     # after aiohttp listed the connections to close, used to stay open until
@@ -365,10 +408,9 @@ def test_stopping_closes_every_connection_even_one_accepted_as_it_stops() -> Non
     # stop; then every socket left behind is collected, and none may warn.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        for _ in range(8):
+        for _ in range(rounds):
             clients: list[socket.socket] = []
-            with ServerThread(make_app(10)) as server:
-                address = (server.host, server.port)
+            with serving() as address:
                 client = threading.Thread(target=connect_until_refused, args=(address, clients))
                 client.start()
                 assert poll(lambda: len(clients) >= 20)  # noqa: B023 (polled in this round)

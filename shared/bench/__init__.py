@@ -19,6 +19,10 @@ shared.bench.frontier`` (stage 3 on processes sharing a frontier) and
 ``python -m shared.bench.recrawl`` (what a recrawl saves, run by the docs
 build).
 
+``python -m shared.bench.instructions CRAWLER`` counts the instructions of
+one request with callgrind, a figure a busy machine does not blur: for
+judging a change before the quiet run.
+
 Modules: ``sitegraph`` (the site's link graph, fetched in-process),
 ``simulate`` (the ideal crawler), ``threads`` (the blocking thread-pool
 crawler, the chapter's "traditional way"), ``serve`` and ``slow`` (the two

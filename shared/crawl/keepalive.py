@@ -33,10 +33,13 @@ only chooses where to cut the bytes it feeds it.  The parser hands out a
 response as soon as its head ends, at a blank line, so a head is fed in
 pieces that end wherever a blank line does: when a response comes out, its
 head ended with the piece just fed, and the bytes after it are its body.
-The body is fed in one piece but its last byte: if the body is complete
-before that byte, bytes came after the response.  Once the body is
-complete nothing more is fed, and if the parser fails on what came after
-it, that is no failure of the page.  A malformed body still fails it.
+When the head gives the body's length (``Content-Length``, not chunked),
+at most that many bytes are fed, in one piece, and any bytes past them
+came after the response.  Otherwise the body is fed in one piece but its
+last byte: if the body is complete before that byte, bytes came after the
+response.  Once the body is complete nothing more is fed, and if the
+parser fails on what came after it, that is no failure of the page.  A
+malformed body still fails it.
 
 This module is about aiohttp's pool, not about asyncio: it lives here, in
 ``shared/crawl``, and not in ``stage3_asyncio``, so that the stage reads as
@@ -145,6 +148,7 @@ class FirstResponseParser:
         self.parser = parser
         self.protocol = protocol
         self.body: aiohttp.StreamReader | None = None  # The final response's, once its head is in.
+        self.left: int | None = None  # Bytes of that body still to come, when its head says.
         self.interim = 0  # Interim (1xx) responses read before the final one.
 
     def __getattr__(self, name: str) -> Any:
@@ -162,7 +166,7 @@ class FirstResponseParser:
                 messages.append((message, payload))
                 # Final, as aiohttp's ClientResponse.start tells: not an interim 1xx.
                 if not 100 <= message.code <= 199 or message.code == 101:
-                    self.body = payload
+                    self.body, self.left = payload, body_length(message)
                 else:
                     self.count_interim()
             if upgraded:  # After a 101 aiohttp stops parsing and keeps the rest as it is.
@@ -200,6 +204,11 @@ class FirstResponseParser:
         assert self.body is not None
         if self.body.is_eof():
             return bool(data)  # The response is complete: nothing more is parsed.
+        if self.left is not None and data:  # The length is known: feed no more than it.
+            piece = data[: self.left]
+            self.left -= len(piece)
+            self.parser.feed_data(piece)
+            return len(piece) < len(data)
         # All but the last byte first (b"" only resumes a paused parser).
         if self.parser.feed_data(data[:-1])[0]:
             return True  # Another response after the body.
@@ -214,6 +223,14 @@ class FirstResponseParser:
         return self.parser.feed_eof()
 
 
+def body_length(message: RawResponseMessage) -> int | None:
+    """Return the length of the body that ``message``'s head announces, None if it does not."""
+    length = message.headers.get("Content-Length")
+    if message.chunked or length is None or not length.isdigit():
+        return None  # Chunked, until the end of the connection, or no number.
+    return int(length)
+
+
 BLANK_LINE = re.compile(rb"\n\r?\n")  # A line break, then an empty line (LF or CRLF).
 
 
@@ -222,12 +239,12 @@ def head_piece_end(data: bytes, start: int) -> int:
 
     A head ends with a blank line, a line break right after another one.
     Every piece ends after a line break, so the search starts on the last
-    byte of the piece before.  The first piece of a read ends after its
-    first line break: the line break before it may have come in the last read.
+    byte of the piece before.  A read that opens with a line break ends its
+    first piece there: the line break before it may have come in the last read.
     """
-    if start == 0:
-        return data.find(b"\n") + 1 or len(data)
-    blank = BLANK_LINE.search(data, start - 1)
+    if start == 0 and data.startswith((b"\n", b"\r\n")):
+        return data.find(b"\n") + 1
+    blank = BLANK_LINE.search(data, max(start - 1, 0))
     return len(data) if blank is None else blank.end()
 
 

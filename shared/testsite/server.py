@@ -117,15 +117,15 @@ def make_app(pages: int = DEFAULT_PAGES, latency: float = 0.0) -> web.Applicatio
     return app
 
 
-class ServerThread(LoopThread):
-    """A context manager that serves ``app`` from a thread of its own.
+class AppServer:
+    """An aiohttp application listening on ``host:port``, started and stopped in order.
 
-    Raises OSError from ``__enter__`` when the port cannot be bound.
+    ``ServerThread`` (tests, the bench, ``crawl``) and ``serve`` (``python -m
+    shared.testsite``) both start and stop through it, so both close every
+    connection they accepted, even one that arrives as the server stops.
     """
 
-    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0):
-        super().__init__()
-        self.app = app
+    def __init__(self, app: web.Application, host: str, port: int) -> None:
         self.host = host
         self.port = port
         # Handlers still running at exit (a test's never-ending response) are
@@ -134,26 +134,23 @@ class ServerThread(LoopThread):
             app, access_log=None, handle_signals=False, shutdown_timeout=0.5
         )
 
-    @property
-    def url(self) -> str:
-        """The root URL of the running server, with a trailing slash."""
-        return f"http://{self.host}:{self.port}/"
-
-    @property
-    def site(self) -> Site:
-        """The test site the application serves.  Raises KeyError for another app."""
-        return self.app[SITE]
-
-    async def _start(self) -> None:
+    async def start(self) -> int:
+        """Listen; return the port.  Raises OSError when the port cannot be bound."""
         await self._runner.setup()
         server = self._runner.server
         assert server is not None  # setup() made it.
         self._transports = track_transports(server)
         loop = asyncio.get_running_loop()
-        self._listener = await loop.create_server(server, self.host, self.port, backlog=4096)
+        try:
+            self._listener = await loop.create_server(server, self.host, self.port, backlog=4096)
+        except BaseException:
+            await self._runner.cleanup()
+            raise
         self.port = self._listener.sockets[0].getsockname()[1]
+        return self.port
 
-    async def _stop(self) -> None:
+    async def stop(self) -> None:
+        """Stop listening and close every connection, answered or not."""
         # Stop accepting, then give the connections just accepted one turn to
         # become transports before the listener closes: asyncio's Server
         # drops, without closing it, a connection it accepted in the turn it
@@ -180,6 +177,36 @@ class ServerThread(LoopThread):
         await asyncio.sleep(0)
 
 
+class ServerThread(LoopThread):
+    """A context manager that serves ``app`` from a thread of its own.
+
+    Raises OSError from ``__enter__`` when the port cannot be bound.
+    """
+
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0):
+        super().__init__()
+        self.app = app
+        self.host = host
+        self.port = port
+        self._server = AppServer(app, host, port)
+
+    @property
+    def url(self) -> str:
+        """The root URL of the running server, with a trailing slash."""
+        return f"http://{self.host}:{self.port}/"
+
+    @property
+    def site(self) -> Site:
+        """The test site the application serves.  Raises KeyError for another app."""
+        return self.app[SITE]
+
+    async def _start(self) -> None:
+        self.port = await self._server.start()
+
+    async def _stop(self) -> None:
+        await self._server.stop()
+
+
 def track_transports(server: web.Server) -> weakref.WeakSet[asyncio.Transport]:
     """Return the set of the connections ``server`` is told about from now on.
 
@@ -200,14 +227,12 @@ def track_transports(server: web.Server) -> weakref.WeakSet[asyncio.Transport]:
 
 async def serve(site: Site, host: str, port: int, listening: Callable[[int], object]) -> None:
     """Serve ``site`` until cancelled, calling ``listening(port)`` once it listens."""
-    runner = web.AppRunner(make_app(site.pages, site.latency), access_log=None)
-    await runner.setup()
+    server = AppServer(make_app(site.pages, site.latency), host, port)
+    listening(await server.start())
     try:
-        await web.TCPSite(runner, host, port, backlog=4096).start()
-        listening(runner.addresses[0][1])
         await asyncio.Event().wait()  # Forever: Ctrl+C cancels this.
     finally:
-        await runner.cleanup()
+        await server.stop()
 
 
 def serve_with_aiohttp(site: Site, host: str, port: int) -> None:

@@ -11,9 +11,11 @@ it bytes and it calls our ``on_*`` methods as it finds each part of a
 request.  We write the head of each answer ourselves.
 
 What a real server must also survive is handled here: a malformed request
-gets 400, a request head over ``max_head_size`` 431, an unknown method
-501, an HTTP version other than 1.0 and 1.1 505, and the server goes on
-serving others.  A client that sends nothing, or dribbles its request a
+gets 400 (so does one without a single valid ``Host``), a target over
+``max_head_size`` 414, a whole request head over it 431, an unknown method
+or transfer coding 501, an HTTP version other than 1.0 and 1.1 505, and
+the server goes on serving others.  The tests hold it to each server-side
+MUST of RFC 9112, byte by byte.  A client that sends nothing, or dribbles its request a
 byte at a time, is cut off after ``idle_timeout`` seconds (a timer on the
 loop's heap, through ``wait_for``).  A client that stops reading cannot
 make the server buffer without limit: the task waits in ``drain`` once
@@ -41,6 +43,7 @@ import socket
 import threading
 import time
 import types
+import urllib.parse
 from collections.abc import Callable, Generator
 from types import TracebackType
 from typing import Any, NoReturn, Self
@@ -60,6 +63,15 @@ SERVER_NAME = "stage2_generators"
 # A line shaped like "METHOD target HTTP/1.1": what a request with a method
 # llhttp does not know looks like, unlike bytes that are not HTTP at all.
 REQUEST_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+) \S+ HTTP/\d\.\d\r?$", re.MULTILINE)
+# A Host value: a name, an IPv4 address or a bracketed IPv6 one, then an
+# optional port (RFC 9112, section 3.2, with RFC 3986's uri-host).
+HOST = re.compile(
+    r"(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]"  # [IPv6]
+    r"|(?:[0-9A-Za-z._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)"  # A name or IPv4.
+    r"(?::[0-9]*)?"  # The port.
+)
+# Statuses whose answers have no body, and so no Content-Length to send.
+NO_BODY = frozenset({204, 304})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +157,8 @@ class Asked:
     """One whole request, as the parser found it."""
 
     method: str
-    target: str
+    target: str  # Its path and query.
+    host: str  # From the target when it names one, else from Host.
     headers: dict[str, str]  # Lower-case names.
     keep_alive: bool  # False: answer, then close the connection.
 
@@ -202,10 +215,17 @@ class RequestParser:
 
     def on_url(self, url: bytes) -> None:
         self.target += url.decode("latin-1")  # A long target may come in pieces.
+        if len(self.target) > self.max_head_size:
+            self.refuse(414)  # URI Too Long: RFC 9112, section 3.
         self.count_head(len(url))
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        if key in self.headers:
+            if key == "host":
+                self.refuse(400)  # One Host only (RFC 9112, section 3.2).
+            text = f"{self.headers[key]}, {text}"  # Repeated lines make one list.
+        self.headers[key] = text
         self.count_head(len(name) + len(value) + 4)  # With ": " and the line's end.
 
     def on_headers_complete(self) -> None:
@@ -213,8 +233,23 @@ class RequestParser:
         version = self.parser.get_http_version()
         if version not in ("1.0", "1.1"):
             self.refuse(505)
-        if version == "1.1" and "host" not in self.headers:
-            self.refuse(400)  # HTTP/1.1 requires it (RFC 9112, section 3.2).
+        host = self.headers.get("host")
+        if host is None and version == "1.1" or host is not None and not HOST.fullmatch(host):
+            self.refuse(400)  # HTTP/1.1 needs a Host, and a valid one (RFC 9112, 3.2).
+        if "transfer-encoding" in self.headers:
+            self.check_codings(self.headers["transfer-encoding"])
+
+    def check_codings(self, field: str) -> None:
+        """Refuse a body sent with a coding this server cannot undo (RFC 9112, 6.1).
+
+        Raises BadRequest: 400 when chunked does not come last (the body's
+        end is unknown), 501 for any other coding before chunked.
+        """
+        codings = [coding.strip() for coding in field.lower().split(",")]
+        if codings[-1] != "chunked":
+            self.refuse(400)
+        if len(codings) > 1:
+            self.refuse(501)
 
     def on_body(self, body: bytes) -> None:
         self.unreported = 0  # Read and dropped.
@@ -224,7 +259,24 @@ class RequestParser:
         # take up: it keeps HTTP/1.1 connections only.
         keep_alive = self.parser.should_keep_alive() and self.parser.get_http_version() == "1.1"
         method = self.parser.get_method().decode("ascii")
-        self.requests.append(Asked(method, self.target, self.headers, keep_alive))
+        target, host = origin_form(self.target, self.headers.get("host", ""))
+        self.requests.append(Asked(method, target, host, self.headers, keep_alive))
+
+
+def origin_form(target: str, host: str) -> tuple[str, str]:
+    """Return the path and query of ``target``, and the host it names.
+
+    A server must accept a target in absolute form (``http://host/path``)
+    and then take the host from it, not from the Host header (RFC 9112,
+    section 3.2.2).  Any other target is returned as it came, with ``host``.
+    """
+    if target.startswith("/"):
+        return target, host  # The usual case, kept short.
+    parts = urllib.parse.urlsplit(target)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return target, host  # "*" of OPTIONS, a CONNECT's "host:port"...
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.path or '/'}{query}", parts.netloc
 
 
 def method_status(data: bytes) -> int:
@@ -246,7 +298,7 @@ def answer(site: Site, asked: Asked) -> Generator[Any, None, Response]:
     """Return the site's answer to ``asked``, after the site's latency."""
     if asked.method not in KNOWN_METHODS:
         return text_response(501, "501: Not Implemented")  # PROPFIND, say: llhttp knows it.
-    host = asked.headers.get("host", "")
+    host = asked.host
     with site.counters.counting(asked.target):
         if site.latency > 0:
             yield from sleep(site.latency)
@@ -262,15 +314,13 @@ def response_bytes(response: Response, method: str, keep_alive: bool) -> bytes:
     """Return the bytes of ``response``; HEAD gets the head alone."""
     lines = [f"HTTP/1.1 {response.status} {reason(response.status).decode()}"]
     lines += [f"{name}: {value}" for name, value in response.headers.items()]
-    lines += [
-        f"Content-Length: {len(response.body)}",
-        f"Date: {http_date(int(time.time()))}",
-        f"Server: {SERVER_NAME}",
-    ]
+    if response.status not in NO_BODY:  # A 304 must not say 0 (RFC 9110, 8.6).
+        lines.append(f"Content-Length: {len(response.body)}")
+    lines += [f"Date: {http_date(int(time.time()))}", f"Server: {SERVER_NAME}"]
     if not keep_alive:
         lines.append("Connection: close")  # Tells the client not to send more.
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return head if method == "HEAD" else head + response.body
+    return head if method == "HEAD" or response.status in NO_BODY else head + response.body
 
 
 @functools.cache

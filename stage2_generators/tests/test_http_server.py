@@ -21,8 +21,8 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from shared.testsite.site import Site, exact
-from stage2_generators.server.http_server import Limits, SiteServerThread
+from shared.testsite.site import Response, Site, exact
+from stage2_generators.server.http_server import Limits, SiteServerThread, response_bytes
 from stage2_generators.server.streams import HIGH_WATER
 from tests.servers import poll
 
@@ -217,9 +217,14 @@ def test_requests_that_cannot_be_served_get_an_error_then_the_connection_closes(
         assert closed_by_server(sock)
 
 
-def test_a_long_target_gets_431(served) -> None:
+def test_a_long_target_gets_414_a_long_target_and_header_431(served) -> None:
+    """The target alone over the limit is URI Too Long (RFC 9112, section 3)."""
     with connect(served) as sock:
         sock.sendall(get("/" + "a" * 30_000))
+        assert read_answers(sock, ["GET"])[0][0] == 414
+        assert closed_by_server(sock)
+    with connect(served) as sock:
+        sock.sendall(get("/" + "a" * 10_000, extra="X-Big: " + "a" * 10_000 + "\r\n"))
         assert read_answers(sock, ["GET"])[0][0] == 431
         assert closed_by_server(sock)
 
@@ -388,3 +393,147 @@ def test_python_m_stage2_generators_server_serves_the_site() -> None:
             _, errors = process.communicate(timeout=30)
     assert first.startswith("Test site with 10 pages on http://127.0.0.1:")
     assert process.returncode == 0 and "Traceback" not in errors
+
+
+# --- RFC 9112, requirement by requirement ---------------------------------------------
+# Each row sends its bytes, then one last request that asks to close
+# (LAST), and lists the statuses that come back before the server closes.
+# A row whose list ends with LAST's 200 kept the connection; a row without
+# it closed the connection after its own answers, unasked.
+
+LAST = b"GET /pages/2/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+GET = b"GET /pages/1/ HTTP/1.1\r\nHost: t\r\n\r\n"
+POST = b"POST / HTTP/1.1\r\nHost: t\r\n"
+CHUNKED = POST + b"Transfer-Encoding: chunked\r\n\r\n"
+
+RFC9112 = [
+    # 2.2: whitespace before the first field, a bare CR; an empty line first.
+    ("2.2-space-before-first-field", b"GET / HTTP/1.1\r\n Host: t\r\n\r\n", [400]),
+    ("2.2-bare-cr", b"GET / HTTP/1.1\r\nHost: t\r\nX-A: b\rc\r\n\r\n", [400]),
+    ("2.2-empty-line-before-request", b"\r\n" + GET, [200, 200]),
+    # 2.3 and 3: the version is case-sensitive; versions other than 1.x.
+    ("2.3-lower-case-version", b"GET / http/1.1\r\nHost: t\r\n\r\n", [400]),
+    ("2.3-version-2", b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", [505]),
+    # 3: methods are case-sensitive; a target longer than the server reads.
+    ("3-lower-case-method", b"get / HTTP/1.1\r\nHost: t\r\n\r\n", [501]),
+    ("3-target-too-long", b"GET /" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", [414]),
+    # 3.2: one valid Host in every HTTP/1.1 request.
+    ("3.2-no-host", b"GET / HTTP/1.1\r\n\r\n", [400]),
+    ("3.2-two-hosts", b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", [400]),
+    ("3.2-two-equal-hosts", b"GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", [400]),
+    ("3.2-two-hosts-post", POST + b"Host: b\r\nContent-Length: 0\r\n\r\n", [400]),
+    ("3.2-host-with-space", b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", [400]),
+    ("3.2-host-with-path", b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", [400]),
+    ("3.2-host-with-user", b"GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", [400]),
+    ("3.2-host-bad-port", b"GET / HTTP/1.1\r\nHost: a:x\r\n\r\n", [400]),
+    ("3.2-host-open-bracket", b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", [400]),
+    ("3.2-host-empty", b"GET / HTTP/1.1\r\nHost:\r\n\r\n", [200, 200]),
+    ("3.2-host-ipv6-port", b"GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n", [200, 200]),
+    ("3.2-http-1.0-needs-none", b"GET / HTTP/1.0\r\n\r\n", [200]),
+    # 3.2.2: the absolute form is accepted.
+    ("3.2.2-absolute-form", b"GET http://t/pages/1/ HTTP/1.1\r\nHost: t\r\n\r\n", [200, 200]),
+    # 5.1, 5.2 and RFC 9110 5.5: field names and values.
+    ("5.1-space-before-colon", b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", [400]),
+    ("5.2-obsolete-line-folding", b"GET / HTTP/1.1\r\nHost: t\r\nX-A: b\r\n c\r\n\r\n", [400]),
+    ("5.5-nul-in-value", b"GET / HTTP/1.1\r\nHost: t\r\nX-A: b\x00c\r\n\r\n", [400]),
+    ("5.1-name-not-a-token", b"GET / HTTP/1.1\r\nHost: t\r\nX(A): b\r\n\r\n", [400]),
+    ("5.1-no-colon", b"GET / HTTP/1.1\r\nHost: t\r\nXA\r\n\r\n", [400]),
+    # 6.1: chunked last, or the end is unknown; a coding the server lacks.
+    ("6.1-chunked-not-last", POST + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", [400]),
+    ("6.1-gzip-alone", POST + b"Transfer-Encoding: gzip\r\n\r\nabc", [400]),
+    ("6.1-unknown-coding", POST + b"Transfer-Encoding: foo, chunked\r\n\r\n0\r\n\r\n", [501]),
+    (
+        "6.1-http-1.0-with-transfer-encoding",
+        b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
+        [400],
+    ),
+    # 6.3: both framings, or a Content-Length that is not one number: close.
+    (
+        "6.3-content-length-and-transfer-encoding",
+        POST + b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        [400],
+    ),
+    ("6.3-two-lengths", POST + b"Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", [400]),
+    ("6.3-length-list", POST + b"Content-Length: 5, 5\r\n\r\nhello", [400]),
+    ("6.3-negative-length", POST + b"Content-Length: -1\r\n\r\n", [400]),
+    ("6.3-signed-length", POST + b"Content-Length: +5\r\n\r\nhello", [400]),
+    ("6.3-length-not-a-number", POST + b"Content-Length: abc\r\n\r\n", [400]),
+    ("6.3-length-overflows", POST + b"Content-Length: 99999999999999999999999\r\n\r\n", [400]),
+    ("6.3-length-frames-the-body", POST + b"Content-Length: 5\r\n\r\nhello" + GET, [405, 200, 200]),
+    ("6.3-no-length-no-body", GET + GET, [200, 200, 200]),
+    # 7.1: chunks, their extensions (ignored) and trailers; bad sizes.
+    ("7.1-chunked", CHUNKED + b"5\r\nhello\r\n0\r\n\r\n" + GET, [405, 200, 200]),
+    ("7.1.1-extensions-ignored", CHUNKED + b"5;a=b;c\r\nhello\r\n0\r\n\r\n", [405, 200]),
+    ("7.1.2-trailer", CHUNKED + b"5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n", [405, 200]),
+    ("7.1-size-overflows", CHUNKED + b"ffffffffffffffffffffff\r\nhello\r\n0\r\n\r\n", [400]),
+    ("7.1-size-0x", CHUNKED + b"0x5\r\nhello\r\n0\r\n\r\n", [400]),
+    ("7.1-size-negative", CHUNKED + b"-5\r\nhello\r\n0\r\n\r\n", [400]),
+    ("7.1-data-longer-than-size", CHUNKED + b"3\r\nhello\r\n0\r\n\r\n", [400]),
+    ("7.1-no-crlf-after-data", CHUNKED + b"5\r\nhelloX0\r\n\r\n", [400]),
+    # 9.3 and 9.6: which connections persist; nothing is read after close.
+    ("9.3-http-1.1-persists", GET, [200, 200]),
+    ("9.6-close", b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n" + GET, [200]),
+    ("9.6-close-in-a-list", b"GET / HTTP/1.1\r\nHost: t\r\nConnection: a, close\r\n\r\n", [200]),
+    ("9.3-http-1.0-closes", b"GET / HTTP/1.0\r\n\r\n" + GET, [200]),
+    ("9.3-http-1.0-keep-alive", b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", [200]),
+]
+
+
+def answers_until_closed(server: SiteServerThread, data: bytes) -> list[Answer]:
+    """Send ``data`` then LAST; return every answer until the server closes."""
+    received = b""
+    with connect(server) as sock:
+        sock.sendall(data + LAST)
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass  # Closed with our bytes unread: what came before still counts.
+    answers = []
+    while received:  # Each answer read by h11, as a client that asked a GET.
+        conn = h11.Connection(h11.CLIENT)
+        conn.send(h11.Request(method="GET", target="/", headers=[("Host", "t")]))
+        conn.send(h11.EndOfMessage())
+        conn.receive_data(received)
+        conn.receive_data(b"")  # The end: an answer cut short is an error.
+        status, headers, body = 0, {}, b""
+        while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+            if isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {name.decode(): value.decode() for name, value in event.headers}
+            elif isinstance(event, h11.Data):
+                body += event.data
+        answers.append((status, headers, body))
+        received = conn.trailing_data[0]
+    return answers
+
+
+@pytest.mark.parametrize(
+    ("data", "statuses"), [row[1:] for row in RFC9112], ids=[row[0] for row in RFC9112]
+)
+def test_rfc_9112(served, data: bytes, statuses: list[int]) -> None:
+    answers = answers_until_closed(served, data)
+    assert [status for status, _, _ in answers] == statuses
+    # 9.6: the answer after which the server closes says so.
+    assert answers[-1][1].get("connection") == "close"
+
+
+def test_rfc_9112_3_2_2_the_absolute_form_names_the_host(served) -> None:
+    """The host of an absolute target wins over the Host header; the site writes it in links."""
+    data = b"GET http://from-target:8/ HTTP/1.1\r\nHost: from-header\r\n\r\n"
+    [(status, _, body), _] = answers_until_closed(served, data)
+    assert status == 200 and b"HTTP://from-target:8/pages/6/" in body
+    assert b"from-header" not in body
+
+
+def test_rfc_9110_8_6_no_content_length_on_a_304(served) -> None:
+    """A 304's Content-Length would have to be the 200's: this server sends none."""
+    data = b"GET /pages/1/ HTTP/1.1\r\nHost: t\r\nIf-None-Match: *\r\n\r\n"
+    [(status, headers, body), (after, _, _)] = answers_until_closed(served, data)
+    assert (status, body, after) == (304, b"", 200)
+    assert "content-length" not in headers
+
+
+def test_rfc_9112_4_the_space_before_an_absent_reason_is_sent() -> None:
+    head = response_bytes(Response(599), "GET", keep_alive=True)
+    assert head.startswith(b"HTTP/1.1 599 \r\n")

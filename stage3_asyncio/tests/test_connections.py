@@ -181,6 +181,29 @@ def test_bytes_after_a_complete_response_are_not_read(extra: bytes) -> None:
     assert asyncio.run(two_gets(kept_answer(b"answer") + extra)) == (b"answer", b"fresh", 2)
 
 
+@pytest.mark.parametrize("extra", AFTER_THE_ANSWER.values(), ids=AFTER_THE_ANSWER.keys())
+def test_bytes_after_a_chunked_response_are_not_read(extra: bytes) -> None:
+    # No Content-Length: the body is fed but its last byte, then that byte.
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nanswer\r\n0\r\n\r\n"
+    assert asyncio.run(two_gets(chunked + extra)) == (b"answer", b"fresh", 2)
+
+
+@pytest.mark.parametrize(("extra", "kept"), [(b"", True), (b"junk", False)], ids=["end", "junk"])
+def test_the_announced_length_is_fed_in_one_piece(extra: bytes, kept: bool) -> None:
+    """With a Content-Length the body is fed whole, and the bytes after it are cut."""
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = OneResponseHandler(loop=loop)
+        protocol.set_response_params()
+        parser = protocol._parser
+        assert isinstance(parser, FirstResponseParser)
+        [(message, body)], _, _ = parser.feed_data(kept_answer(b"answer") + extra)
+        assert (message.code, body.is_eof(), list(body._buffer)) == (200, True, [b"answer"])
+        assert protocol.should_close is not kept  # Bytes after it: the connection is dropped.
+    finally:
+        loop.close()
+
+
 def test_interim_responses_still_come_before_the_final_one() -> None:
     first = INTERIM + kept_answer(b"answer") + b"junk"
     assert asyncio.run(two_gets(first)) == (b"answer", b"fresh", 2)
