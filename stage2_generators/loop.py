@@ -69,12 +69,24 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
-    def __init__(self, recorder: Trace = NO_TRACE) -> None:
+    def __init__(
+        self,
+        recorder: Trace = NO_TRACE,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        selector: selectors.BaseSelector | None = None,
+        shuffle: Callable[[collections.deque[Handle]], None] | None = None,
+    ) -> None:
         self._recorder = recorder  # Notes each select() and each run of steps.
         self._ready: collections.deque[Handle] = collections.deque()
         self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
         self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
-        self._selector: selectors.BaseSelector = selectors.DefaultSelector()
+        # Time and the way of waiting are given to the loop: real by default,
+        # or a simulated world's (shared/sim), where time jumps ahead to the
+        # next timer or arrival whenever nothing is ready.
+        self._clock = clock
+        self._selector: selectors.BaseSelector = selector or selectors.DefaultSelector()
+        self._shuffle = shuffle  # A seed's order for each turn's callbacks; None: FIFO.
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False
@@ -111,8 +123,8 @@ class EventLoop:
         return timer
 
     def time(self) -> float:
-        """Return the loop's clock: seconds on a monotonic clock."""
-        return time.monotonic()
+        """Return the loop's clock: seconds on a monotonic clock, or a simulation's."""
+        return self._clock()
 
     # --8<-- [end:schedule]
 
@@ -137,6 +149,8 @@ class EventLoop:
                 self._timer_cancelled_count -= 1
             else:
                 self._ready.append(timer)
+        if self._shuffle is not None:  # A simulation's seed picks the order.
+            self._shuffle(self._ready)
         # This is the only place where callbacks are called.  Only those
         # that are ready now run: the ones they schedule wait for the next
         # iteration, so I/O is polled in between and none can starve it.
@@ -570,7 +584,7 @@ def _run_until_complete_cb(future: Future) -> None:
 
 
 # --8<-- [start:run_main]
-def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
+def run(main: Coroutine, *, recorder: Trace = NO_TRACE, **loop_options: Any) -> Any:
     """Run the coroutine ``main`` on a new event loop, then close the loop.
 
     Whatever ``main`` left running is cancelled and allowed to clean up
@@ -580,13 +594,14 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE) -> Any:
     cleaned up.  Raises RuntimeError when called while a loop runs in this
     thread, ValueError if ``main`` is no coroutine (a generator counts as
     one, as in the chapter); else returns or raises what ``main`` does.
-    ``recorder`` notes what the loop does (shared/record/trace.py).
+    ``recorder`` notes what the loop does (shared/record/trace.py);
+    ``loop_options`` go to EventLoop (a simulation's clock and selector).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
     if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
         raise ValueError(f"a coroutine was expected, got {main!r}")
-    loop = EventLoop(recorder)
+    loop = EventLoop(recorder, **loop_options)
     try:
         task = loop.create_task(main)
         with _ctrl_c_cancels(task) as presses:
