@@ -62,7 +62,6 @@ class EventLoop:
         *,
         clock: Callable[[], float] = time.monotonic,
         selector: selectors.BaseSelector | None = None,
-        shuffle: Callable[[deque[Handle]], None] | None = None,
     ) -> None:
         self.recorder = recorder  # Notes each select() and each run of callbacks.
         # The clock and the way of waiting are the loop's to be given: real
@@ -70,7 +69,6 @@ class EventLoop:
         # jumps ahead whenever nothing is ready.
         self.clock = clock
         self.selector = selector or selectors.DefaultSelector()  # Socket -> Handle to run.
-        self.shuffle = shuffle  # A seed's order for each turn's callbacks; None: FIFO.
         self.ready: deque[Handle] = deque()  # Handles to run on the next turn.
         # A heap of (when, sequence, handle): the sequence number breaks ties,
         # so timers due at the same moment run in the order they were set.
@@ -206,8 +204,6 @@ class EventLoop:
         now = self.time()
         while self.timers and self.timers[0][0] <= now:
             self.ready.append(heapq.heappop(self.timers)[2])
-        if self.shuffle is not None:  # A simulation's seed picks the order.
-            self.shuffle(self.ready)
         # Run only the callbacks that are ready now: any they schedule wait
         # for the next turn, after the loop has looked at the sockets again.
         for _ in range(len(self.ready)):

@@ -75,7 +75,6 @@ class EventLoop:
         *,
         clock: Callable[[], float] = time.monotonic,
         selector: selectors.BaseSelector | None = None,
-        shuffle: Callable[[collections.deque[Handle]], None] | None = None,
     ) -> None:
         self._recorder = recorder  # Notes each select() and each run of steps.
         self._ready: collections.deque[Handle] = collections.deque()
@@ -86,7 +85,6 @@ class EventLoop:
         # next timer or arrival whenever nothing is ready.
         self._clock = clock
         self._selector: selectors.BaseSelector = selector or selectors.DefaultSelector()
-        self._shuffle = shuffle  # A seed's order for each turn's callbacks; None: FIFO.
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False
@@ -149,8 +147,6 @@ class EventLoop:
                 self._timer_cancelled_count -= 1
             else:
                 self._ready.append(timer)
-        if self._shuffle is not None:  # A simulation's seed picks the order.
-            self._shuffle(self._ready)
         # This is the only place where callbacks are called.  Only those
         # that are ready now run: the ones they schedule wait for the next
         # iteration, so I/O is polled in between and none can starve it.

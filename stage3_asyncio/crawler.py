@@ -62,7 +62,9 @@ class Crawler(CrawlerBase):
         cancelled before the session closes.
         """
         # See shared/crawl/keepalive.py; it connects only where the URL policy allows.
-        connector = CarefulConnector(self.policy, limit=self.max_tasks)
+        # In a simulation, the world's network makes the sockets (shared/sim).
+        sockets = self.world.aiohttp_socket if self.world else None
+        connector = CarefulConnector(self.policy, limit=self.max_tasks, socket_factory=sockets)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
@@ -292,8 +294,11 @@ async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_si
 # --8<-- [start:entry]
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new asyncio event loop."""
+    # In a simulation, asyncio's loop on the world's clock (shared/sim).
+    new_loop = crawler.world.asyncio_loop if crawler.world else None
     try:
-        asyncio.run(crawler.crawl())
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            runner.run(crawler.crawl())
     finally:
         crawler.stopped()
     return crawler

@@ -361,11 +361,16 @@ class SimSelector(selectors.BaseSelector):
     """A selector that waits on simulated sockets, moving the virtual clock instead of sleeping.
 
     Anything else registered (a real socket: the self-pipe of a loop's
-    Ctrl+C handling) is kept but never ready.
+    Ctrl+C handling) is kept but never ready.  ``shuffle``, if given, puts
+    the keys ready together in a seed's order: the order in which a kernel
+    reports sockets ready at once is no promise either.
     """
 
-    def __init__(self, network: Network) -> None:
+    def __init__(
+        self, network: Network, shuffle: Callable[[list[Any]], None] | None = None
+    ) -> None:
         self.network = network
+        self.shuffle = shuffle
         self.keys: dict[int, selectors.SelectorKey] = {}
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
@@ -431,6 +436,8 @@ class SimSelector(selectors.BaseSelector):
                 events |= selectors.EVENT_WRITE
             if events:
                 found.append((key, events))
+        if self.shuffle is not None:
+            self.shuffle(found)
         return found
 
     def close(self) -> None:

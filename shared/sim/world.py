@@ -1,21 +1,28 @@
 """The simulated world a crawl runs in: a virtual clock, a network, a seed.
 
-A stage's loop takes its clock, its selector and its way of ordering the
-callbacks of a turn as arguments (real by default); ``World.loop_options``
-gives the simulated ones.  The seed draws two things, from two separate
-streams of random numbers: the network's (each connection's latency and
-fate) and the schedule's (the order of the callbacks that are ready in one
-turn of the loop, and of arrivals due at the same moment).  Seed 0 keeps
-the schedule first in, first out, as the real loops run it.
+A stage's loop takes its clock and its selector as arguments (real by
+default); ``World.loop_options`` gives the simulated ones.  The seed draws
+two things, from two separate streams of random numbers: the network's
+(each connection's latency and fate) and the schedule's (the order of the
+sockets that turn ready in one turn of the loop, and of arrivals due at
+the same moment).  Seed 0 keeps them first in, first out.
+
+Why only those: a loop promises to run callbacks in the order they were
+scheduled (asyncio's own code counts on it: a future's done callbacks run
+in the order they were added), so a seed that shuffled them could make
+runs no real loop makes.  What no loop promises is which of the sockets
+ready at once it hears of first, or which of two answers due at the same
+moment arrives first; that, and each connection's latency, is what varies.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import socket
-from collections.abc import MutableSequence
 from typing import Any
 
+from shared.sim.asyncio_loop import SimulatedEventLoop
 from shared.sim.network import Conditions, Network, SimSelector, SimSocket
 from shared.testsite.site import Site
 
@@ -74,16 +81,17 @@ class World:
 
     def selector(self) -> SimSelector:
         """Return a selector that waits on the world's sockets, in virtual time."""
-        return SimSelector(self.network)
+        return SimSelector(self.network, self.schedule.shuffle if self.seed else None)
 
-    def shuffle(self, ready: MutableSequence[Any]) -> None:
-        """Put the callbacks ``ready`` in one turn in the seed's order."""
-        self.schedule.shuffle(ready)
+    def aiohttp_socket(self, addr_info: tuple[Any, ...]) -> SimSocket:
+        """Return a socket for aiohttp's TCPConnector(socket_factory=...)."""
+        family, type, proto = addr_info[:3]
+        return self.socket(family, type, proto)
+
+    def asyncio_loop(self) -> asyncio.AbstractEventLoop:
+        """Return a new asyncio event loop in this world (for asyncio.Runner's loop_factory)."""
+        return SimulatedEventLoop(self)
 
     def loop_options(self) -> dict[str, Any]:
         """Return the keyword arguments that put a stage 1 or 2 loop in this world."""
-        return {
-            "clock": self.time,
-            "selector": self.selector(),
-            "shuffle": self.shuffle if self.seed else None,  # Seed 0: first in, first out.
-        }
+        return {"clock": self.time, "selector": self.selector()}
