@@ -342,6 +342,12 @@ class SimSocket:
             return b""
         raise BlockingIOError(errno.EAGAIN, "nothing to read yet")
 
+    def recv_into(self, buffer: Any, size: int = 0, flags: int = 0) -> int:
+        """Read into ``buffer`` as recv() reads; return how many bytes (asyncio's buffered path)."""
+        data = self.recv(size or len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
     def shutdown(self, how: int) -> None:
         """Accept a shutdown: the server has what it needs once the head is complete."""
 
