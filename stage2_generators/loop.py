@@ -69,6 +69,7 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
+    # --8<-- [start:clock]
     def __init__(
         self,
         recorder: Trace = NO_TRACE,
@@ -84,7 +85,8 @@ class EventLoop:
         # or a simulated world's (shared/sim), where time jumps ahead to the
         # next timer or arrival whenever nothing is ready.
         self._clock = clock
-        self._selector: selectors.BaseSelector = selector or selectors.DefaultSelector()
+        self._selector = selector or selectors.DefaultSelector()
+        # --8<-- [end:clock]
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False

@@ -192,6 +192,7 @@ class Crawler(CrawlerBase):
     # --8<-- [end:polite]
 
     # --8<-- [start:robots]
+    # --8<-- [start:robots_of]
     async def robots_of(self, url: str) -> None:
         """Learn the robots.txt rules of ``url``'s host, fetching them only once.
 
@@ -202,9 +203,12 @@ class Crawler(CrawlerBase):
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
-            fetch = asyncio.create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
+            name = f"robots.txt {host.origin}"
+            fetch = asyncio.create_task(self.fetch_robots(host), name=name)
             self.robots_fetches[host.origin] = fetch
         host.rules = await asyncio.shield(self.robots_fetches[host.origin])
+
+    # --8<-- [end:robots_of]
 
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Fetch a host's robots.txt (following redirects) and return its rules."""
