@@ -582,7 +582,13 @@ def _run_until_complete_cb(future: Future) -> None:
 
 
 # --8<-- [start:run_main]
-def run(main: Coroutine, *, recorder: Trace = NO_TRACE, **loop_options: Any) -> Any:
+def run(
+    main: Coroutine,
+    *,
+    recorder: Trace = NO_TRACE,
+    clock: Callable[[], float] = time.monotonic,
+    selector: selectors.BaseSelector | None = None,
+) -> Any:
     """Run the coroutine ``main`` on a new event loop, then close the loop.
 
     Whatever ``main`` left running is cancelled and allowed to clean up
@@ -593,13 +599,13 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE, **loop_options: Any) -> 
     thread, ValueError if ``main`` is no coroutine (a generator counts as
     one, as in the chapter); else returns or raises what ``main`` does.
     ``recorder`` notes what the loop does (shared/record/trace.py);
-    ``loop_options`` go to EventLoop (a simulation's clock and selector).
+    ``clock`` and ``selector`` go to EventLoop (a simulation's, shared/sim).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
     if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
         raise ValueError(f"a coroutine was expected, got {main!r}")
-    loop = EventLoop(recorder, **loop_options)
+    loop = EventLoop(recorder, clock=clock, selector=selector)
     try:
         task = loop.create_task(main)
         with _ctrl_c_cancels(task) as presses:
