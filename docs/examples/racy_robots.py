@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import Any, NoReturn
 
 import stage3_asyncio
 from shared.record.trace import Trace, lane_name
@@ -98,9 +98,19 @@ def asked_twice(seed: int, fixed: bool = False) -> bool:
     return site.counters.requests["/robots.txt"] > 1
 
 
+USAGE = "usage: python docs/examples/racy_robots.py [--seeds N | --seed K] [--fixed]"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose error ends with the one usage line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n{USAGE}\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the seeds asked for and print what they did."""
-    parser = argparse.ArgumentParser(prog="python docs/examples/racy_robots.py")
+    parser = Parser(prog="python docs/examples/racy_robots.py", usage=USAGE[7:])
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--seeds", type=int, default=100, metavar="N")
     which.add_argument("--seed", type=int, metavar="K")
