@@ -1,8 +1,9 @@
 """The acceptance tests whose point is time, run in a simulated world.
 
-Each test here crawls the test site's ``Site`` served on a ``World``'s
-in-memory network (shared/sim), on the world's virtual clock: a page of
-200 ms, a timeout of 30 s or a delay between requests costs no real time,
+Each test here crawls the test site's ``Site`` (or ``Answers``, a site of
+hand-made answers) served on a ``World``'s in-memory network (shared/sim),
+on the world's virtual clock: a page of 200 ms, a timeout of 30 s, a
+delay between requests or a Retry-After of a minute costs no real time,
 and every time checked is the world's, exactly, never the machine's.
 
 Each test takes the ``seed`` fixture: seed 0 by default, and every seed of
@@ -18,7 +19,9 @@ stage's ``run``: see docs/contract.md#simulation.
 
 from __future__ import annotations
 
+import email.utils
 import itertools
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -26,11 +29,47 @@ from typing import Any
 import pytest
 
 from shared.sim import Conditions, World
-from shared.testsite.site import Site, expected_results
+from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
+from shared.web.retry import BACKOFF_BASE
 from tests.grading import level
 
 LATENCY = 0.2  # Virtual seconds each answer takes, at the middle of its range.
 JITTER = 0.5  # Each connection's latency is drawn within LATENCY * (1 +- JITTER).
+
+
+class Answers:
+    """A site of hand-made answers for the simulated network: a function per path.
+
+    It stands where a ``Site`` does (``respond``, ``counters``, ``latency``).
+    """
+
+    latency = 0.0
+
+    def __init__(self) -> None:
+        self.counters = SiteCounters()
+        self.routes: dict[str, Callable[[Request], Response]] = {}
+
+    def respond(self, request: Request) -> Response:
+        """Return the answer of ``request``'s path, or 404."""
+        route = self.routes.get(request.path)
+        return route(request) if route else Response(404, {}, b"not found")
+
+
+def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Callable:
+    """Return an answer that is ``status`` with each header set given, then 200.
+
+    None in ``answers`` stands for no Retry-After at all.
+    """
+    calls = 0
+
+    def answer(request: Request) -> Response:
+        nonlocal calls
+        calls += 1
+        if calls <= len(answers):
+            return Response(status, answers[calls - 1] or {}, b"busy")
+        return Response(200, {"Content-Type": "text/html"}, b"<p>ok</p>")
+
+    return answer
 
 
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
@@ -135,3 +174,49 @@ class SimulatedTests:
         gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
         assert len(starts) > 10
         assert min(gaps) >= 1.5, f"two requests started {min(gaps):.3f} s apart"
+
+    # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
+
+    def clocked(self, seed: int, answer: Callable, **options: Any) -> tuple[Any, list[float]]:
+        """Crawl one page answered by ``answer``; return the crawler and its request times."""
+        world = World(seed, Conditions(latency=0.05))
+        site = Answers()
+        site.routes["/"] = answer
+        root = world.serve(site)  # type: ignore[arg-type]
+        times: list[float] = []
+        record = lambda url, now: times.append(now)  # noqa: E731
+        return self.simulate(world, [root], record, **options), times
+
+    @level(7, "coming-back")
+    def test_retry_after_seconds_is_waited_for(self, seed: int) -> None:
+        crawler, times = self.clocked(seed, busy_then_ok([{"Retry-After": "30"}], status=429))
+        assert len(times) == 2 and times[1] - times[0] >= 30
+        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+
+    @level(7, "coming-back")
+    def test_retry_after_date_is_waited_for(self, seed: int) -> None:
+        def dated(request: Request) -> Response:
+            later = email.utils.formatdate(time.time() + 60, usegmt=True)
+            return Response(503, {"Retry-After": later}, b"busy")
+
+        answers = [dated, busy_then_ok([])]
+        crawler, times = self.clocked(seed, lambda request: answers.pop(0)(request))
+        # The date has whole seconds: 60 s ahead, written down, is more than 59 s.
+        assert len(times) == 2 and times[1] - times[0] >= 59
+        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+
+    @level(7, "coming-back")
+    def test_503_without_retry_after_backs_off(self, seed: int) -> None:
+        crawler, times = self.clocked(seed, busy_then_ok([None, None]), max_tries=3)
+        first, second, third = times
+        # Jitter takes at most half of each wait, and each wait doubles.
+        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE
+        assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
+
+    @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
+    @level(7, "coming-back")
+    def test_unreadable_retry_after_backs_off(self, seed: int, value: str) -> None:
+        answer = busy_then_ok([{"Retry-After": value}], status=429)
+        crawler, times = self.clocked(seed, answer)
+        assert len(times) == 2 and times[1] - times[0] >= BACKOFF_BASE / 2
+        assert crawler.done[0].status == 200 and crawler.waits == {"bad_retry_after": 1}
