@@ -837,29 +837,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         assert [s[:3] for s in crawler.done] == [(url, None, None)]
         assert isinstance(crawler.done[0].exception, Exception)
 
-    @SLOW
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
-    def test_timeout_against_a_silent_server(self, logs) -> None:
-        with silent_server() as url:
-            crawler = self.crawl([url], timeout=0.5, max_tries=2)
-        stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size) == (url, None, 0)
-        assert isinstance(stat.exception, Exception)
-        assert f"try 1 for {url} raised" in logs.text
-
-    @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
-    def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
-        async def stalls(request: web.Request) -> web.StreamResponse:
-            response = web.StreamResponse(headers={"Content-Type": "text/html"})
-            await response.prepare(request)
-            await response.write(b"<p>the rest never comes")
-            await asyncio.sleep(30)
-            return response
-
-        root = pages.add_handler("/", stalls)
-        crawler = self.crawl([root], timeout=0.5, max_tries=1)
-        assert crawler.done[0].status is None
-        assert isinstance(crawler.done[0].exception, Exception)
+    # A server that never answers, and a body that never ends: in simulated
+    # time, tests/sim_acceptance.py (a lost and a stalled answer).
 
     @pytest.mark.parametrize(
         "response",

@@ -140,10 +140,12 @@ class SimulatedTests:
         assert max(site.counters.requests.values()) == 1, "a URL was requested more than once"
 
     @level(4, "fetching-one-url", "coroutines.md#timeouts-wait_for")
-    def test_a_lost_answer_ends_in_the_timeout(self, seed: int) -> None:
+    def test_a_lost_answer_ends_in_the_timeout(self, seed: int, logs: Any) -> None:
         world, _, root = self.world(seed, loss=1.0)
         crawler = self.simulate(world, [root], timeout=30.0, max_tries=2)
         assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
+        assert (crawler.done[0].status, crawler.done[0].size) == (None, 0)
+        assert f"try 1 for {root} raised" in logs.text
         # Two tries, each given up after exactly its timeout.
         assert world.time() == pytest.approx(2 * 30.0)
 
