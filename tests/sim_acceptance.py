@@ -157,6 +157,15 @@ class SimulatedTests:
         assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
         assert world.time() == pytest.approx(3 * 5.0)
 
+    @level(6, "http-on-the-wire")
+    def test_an_answer_that_trickles_in_ends_in_the_timeout(self, seed: int) -> None:
+        # One byte a second (a "slowloris" server): every byte comes, but the
+        # whole answer never does within the timeout.
+        world, _, root = self.world(seed, latency=0.0, jitter=0.0, bandwidth=1.0)
+        crawler = self.simulate(world, [root], timeout=5.0, max_tries=2)
+        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
+        assert world.time() == pytest.approx(2 * 5.0)
+
     @level(4, "fetching-one-url")
     def test_reset_connections_are_tried_again(self, seed: int) -> None:
         world, site, root = self.world(seed, reset=0.5)

@@ -247,3 +247,23 @@ def test_a_lost_answer_times_out_in_virtual_time(stage: ModuleType) -> None:
     stat = crawler.done[0]
     assert isinstance(stat.exception, TimeoutError)
     assert world.time() == pytest.approx(2 * 30.0)  # Two tries of 30 s each.
+
+
+def test_a_limited_bandwidth_spreads_the_answer_over_time() -> None:
+    world = World(conditions=Conditions(latency=0.1, bandwidth=100))
+    world.serve(Site(PAGES))
+    selector = world.selector()
+    sock = world.socket()
+    with pytest.raises(BlockingIOError):
+        sock.connect(("127.0.0.1", 8000))
+    selector.register(sock, selectors.EVENT_WRITE)
+    selector.select(None)
+    sock.send(b"GET /robots.txt HTTP/1.0\r\n\r\n")
+    selector.modify(sock, selectors.EVENT_READ)
+    pieces = []
+    while not pieces or pieces[-1]:
+        selector.select(None)
+        pieces.append(sock.recv(1 << 20))
+    answer = b"".join(pieces)
+    assert len(pieces) > 2  # In a second's worth of bytes at a time, not at once.
+    assert world.time() == pytest.approx(0.1 + len(answer) / 100)

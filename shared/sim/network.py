@@ -184,9 +184,10 @@ class Connection:
         if bandwidth is None:
             self.client.arrive(data, end=True)
             return
-        now = self.network.clock.now
-        for start in range(0, len(data), CHUNK):
-            piece, last = data[start : start + CHUNK], start + CHUNK >= len(data)
+        # Pieces of at most a second's worth: at 1 byte a second, a byte a second.
+        now, step = self.network.clock.now, max(1, min(CHUNK, int(bandwidth)))
+        for start in range(0, len(data), step):
+            piece, last = data[start : start + step], start + step >= len(data)
             when = now + (start + len(piece)) / bandwidth
             self.network.at(when, functools.partial(self.client.arrive, piece, last))
 
@@ -409,24 +410,25 @@ class SimSelector(selectors.BaseSelector):
         network and ``timeout`` is None: a real crawl would wait forever.
         """
         clock = self.network.clock
-        self.network.run_until(clock.now)
-        ready = self.ready()
-        if ready or timeout is not None and timeout <= 0:
-            return ready
-        deadline = None if timeout is None else clock.now + timeout
-        due = self.network.next_time()
-        if due is None and deadline is None:
-            raise RuntimeError(
-                "the simulation would wait forever: no socket is ready, nothing is "
-                "on its way over the network and no timer is set"
-            )
-        if deadline is not None and (due is None or deadline < due):
-            # A timer comes first: move to it, and a little past if rounding
-            # would otherwise leave the clock short of it.
-            self.network.run_until(max(deadline, math.nextafter(clock.now, math.inf)))
-        elif due is not None:
-            self.network.run_until(due)
-        return self.ready()
+        deadline = None if timeout is None else clock.now + max(timeout, 0)
+        while True:
+            self.network.run_until(clock.now)
+            ready = self.ready()
+            if ready or deadline is not None and clock.now >= deadline:
+                return ready
+            due = self.network.next_time()
+            if due is None and deadline is None:
+                raise RuntimeError(
+                    "the simulation would wait forever: no socket is ready, nothing is "
+                    "on its way over the network and no timer is set"
+                )
+            if deadline is not None and (due is None or deadline < due):
+                # A timer comes first: move to it, and a little past if rounding
+                # would otherwise leave the clock short of it.
+                self.network.run_until(max(deadline, math.nextafter(clock.now, math.inf)))
+                return self.ready()
+            assert due is not None
+            self.network.run_until(due)  # Then look again: it may have made nothing ready.
 
     def ready(self) -> list[tuple[selectors.SelectorKey, int]]:
         """Return the keys whose sockets are ready now, and for what."""
