@@ -25,6 +25,7 @@ from shared.testsite.site import Site, expected_results
 from stage1_callbacks.loop import EventLoop as CallbackLoop
 from stage2_generators import loop as generator_loop
 from stage2_generators.tasks import sleep
+from tests.sim_acceptance import Answers, busy_then_ok
 
 STAGES = ["stage1_callbacks", "stage2_generators", "stage3_asyncio"]
 PAGES = 20  # A small site: each crawl here takes a fraction of a second.
@@ -267,3 +268,21 @@ def test_a_limited_bandwidth_spreads_the_answer_over_time() -> None:
     answer = b"".join(pieces)
     assert len(pieces) > 2  # In a second's worth of bytes at a time, not at once.
     assert world.time() == pytest.approx(0.1 + len(answer) / 100)
+
+
+def test_a_backoff_draws_its_jitter_from_the_seed(stage: ModuleType) -> None:
+    def run(seed: int) -> list[float]:
+        world = World(seed)
+        site = Answers()
+        site.routes["/"] = busy_then_ok([None, None, None])
+        root = world.serve(site)  # type: ignore[arg-type]
+        crawler = stage.Crawler([root], max_tries=4)
+        times: list[float] = []
+        crawler.on_request = lambda url, now: times.append(now)
+        crawler.simulate(world)
+        stage.run(crawler)
+        assert crawler.waits == {"backoff": 3}
+        return times
+
+    assert run(3) == run(3)
+    assert run(3) != run(4)  # Each wait has its jitter: another seed, other waits.

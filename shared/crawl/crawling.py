@@ -11,6 +11,7 @@ queue) and the code that fetches, which is the lesson of that stage.
 from __future__ import annotations
 
 import logging
+import random
 import re
 import socket
 import time
@@ -101,11 +102,13 @@ class CrawlerBase(CrawlOptions):
         # make their sockets with make_socket.
         self.world: Any = None  # A shared.sim.World (a layer above this one).
         self.make_socket: Callable[..., Any] = socket.socket
+        self.jitter: random.Random | None = None  # A backoff's; None: the random module's.
 
     def simulate(self, world: Any) -> None:
         """Crawl in ``world``: its network, its virtual clock, its seed (see shared/sim)."""
         self.world = world
         self.make_socket = world.socket
+        self.jitter = random.Random(f"jitter {world.seed}")  # Seeded too: the same run.
         self.recorder.use_clock(world.time)
 
     def queued(self) -> int:
@@ -230,7 +233,8 @@ class CrawlerBase(CrawlOptions):
         turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
         the loop's clock.
         """
-        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        limits = (self.max_tries, self.max_retry_after)
+        decision = backoff(response, attempt, *limits, jitter=self.jitter)
         if decision is None or decision.seconds is None:
             if decision is not None and decision.problem is not None:
                 self.logger.warning("not waiting: %s", decision.problem)
