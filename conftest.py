@@ -16,13 +16,14 @@ import pytest
 # what it compared (the grader's hints show that line).
 pytest.register_assert_rewrite(
     "tests.acceptance", "tests.hostile_acceptance", "tests.polite_acceptance",
-    "tests.revisit_acceptance",
+    "tests.revisit_acceptance", "tests.sim_acceptance",
 )  # fmt: skip
 
 from tests.servers import PageServer  # noqa: E402
 
 # Levels for the acceptance suite, and --level N: see tests/grading.py.
-pytest_plugins = ["tests.grading"]
+# --seeds N and --seed K for the simulated tests: see tests/seeds.py.
+pytest_plugins = ["tests.grading", "tests.seeds"]
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ this list (``tests/test_layout.py`` holds it to that):
   with each response.
 - ``steps``: the plumbing of the chapters' small step programs.
 - ``testsite``: the local test site the tutorial crawls, and its server.
+- ``sim``: a simulated world to crawl it in: virtual time, an in-memory
+  network, seeded schedules.
 - ``cli``: the ``crawl`` command, which picks a stage and runs it.
 - ``bench``: the benchmark, which runs every stage and its peers.
 

@@ -307,6 +307,7 @@ class Crawler(CrawlerBase):
             "user_agent": self.user_agent,
             "trace": self.recorder,
             "headers": self.conditional_headers(url),  # Only in a recrawl.
+            "make_socket": self.make_socket,  # Real, or simulated (shared/sim).
         }
         if not url.startswith("https:"):
             return Fetcher(url, self.loop, self.on_response, **options)
@@ -331,7 +332,9 @@ def run(crawler: Crawler) -> Crawler:
     On Ctrl-C every socket is closed and ``t1`` set, then KeyboardInterrupt
     goes on to the caller (the CLI prints the report of what was done).
     """
-    crawler.loop = loop = EventLoop(crawler.recorder)
+    # In a simulation, the world's clock and selector (shared/sim).
+    options = crawler.world.loop_options() if crawler.world else {}
+    crawler.loop = loop = EventLoop(crawler.recorder, **options)
     try:
         loop.call_soon(crawler.crawl)
         loop.run()

@@ -45,7 +45,7 @@ class Fetcher:
     __slots__ = (
         "url", "loop", "callback", "timeout", "resolver", "user_agent", "host", "request", "sent",
         "addresses", "sock", "parser", "timer", "done", "response", "exception", "trace",
-        "headers",
+        "headers", "make_socket",
     )  # fmt: skip
 
     def __init__(
@@ -60,6 +60,7 @@ class Fetcher:
         user_agent: str = USER_AGENT,
         trace: Trace = NO_TRACE,
         headers: Mapping[str, str] | None = None,
+        make_socket: Callable[..., socket.socket] = socket.socket,
     ) -> None:
         self.url = url
         self.loop = loop
@@ -79,6 +80,7 @@ class Fetcher:
         self.response: Response | None = None
         self.exception: Exception | None = None
         self.trace = trace  # Notes the phases of the request (shared/record/trace.py).
+        self.make_socket = make_socket  # socket.socket, or a simulated network's.
 
     def __repr__(self) -> str:
         return f"<Fetcher {self.url} {'done' if self.done else 'running'}>"
@@ -107,7 +109,7 @@ class Fetcher:
         for family, proto, address in self.addresses:  # Resumes after the last one tried.
             sock = None
             try:
-                sock = socket.socket(family, socket.SOCK_STREAM, proto)
+                sock = self.make_socket(family, socket.SOCK_STREAM, proto)
                 sock.setblocking(False)
                 sock.connect(address)
             except BlockingIOError:

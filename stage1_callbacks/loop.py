@@ -56,9 +56,19 @@ class Handle:
 class EventLoop:
     """Run callbacks when sockets are ready or timers are due, in one thread."""
 
-    def __init__(self, recorder: Trace = NO_TRACE) -> None:
+    def __init__(
+        self,
+        recorder: Trace = NO_TRACE,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        selector: selectors.BaseSelector | None = None,
+    ) -> None:
         self.recorder = recorder  # Notes each select() and each run of callbacks.
-        self.selector = selectors.DefaultSelector()  # Socket -> Handle to run.
+        # The clock and the way of waiting are the loop's to be given: real
+        # ones by default, or a simulated world's (shared/sim), where time
+        # jumps ahead whenever nothing is ready.
+        self.clock = clock
+        self.selector = selector or selectors.DefaultSelector()  # Socket -> Handle to run.
         self.ready: deque[Handle] = deque()  # Handles to run on the next turn.
         # A heap of (when, sequence, handle): the sequence number breaks ties,
         # so timers due at the same moment run in the order they were set.
@@ -70,7 +80,7 @@ class EventLoop:
 
     def time(self) -> float:
         """Return the loop's clock: seconds that only ever go forward."""
-        return time.monotonic()
+        return self.clock()
 
     # --8<-- [start:scheduling]
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> Handle:

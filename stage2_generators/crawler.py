@@ -282,7 +282,7 @@ class Crawler(CrawlerBase):
         loop = event_loop.get_running_loop()
         error: OSError | None = None
         for family, proto, address in self.resolver.resolve(host, port):
-            sock = socket.socket(family, socket.SOCK_STREAM, proto)
+            sock = self.make_socket(family, socket.SOCK_STREAM, proto)
             try:
                 sock.setblocking(False)
                 yield from loop.sock_connect(sock, address)
@@ -311,7 +311,9 @@ def run(crawler: Crawler, journal: Journal = NO_JOURNAL) -> Crawler:
     every turn of the loop, for a replay (``crawl --journal``).
     """
     try:
-        event_loop.run(crawler.crawl(), recorder=crawler.recorder, journal=journal)
+        # In a simulation, the world's clock and selector (shared/sim).
+        options = crawler.world.loop_options() if crawler.world else {}
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder, journal=journal, **options)
     finally:
         crawler.stopped()
     return crawler

@@ -70,13 +70,26 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
-    def __init__(self, recorder: Trace = NO_TRACE, journal: Journal = NO_JOURNAL) -> None:
+    # --8<-- [start:clock]
+    def __init__(
+        self,
+        recorder: Trace = NO_TRACE,
+        journal: Journal = NO_JOURNAL,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        selector: selectors.BaseSelector | None = None,
+    ) -> None:
         self._recorder = recorder  # Notes each select() and each run of steps.
         self._journal = journal  # Notes each turn and each callback, for a replay.
         self._ready: collections.deque[Handle] = collections.deque()
         self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
         self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
-        self._selector: selectors.BaseSelector = selectors.DefaultSelector()
+        # Time and the way of waiting are given to the loop: real by default,
+        # or a simulated world's (shared/sim), where time jumps ahead to the
+        # next timer or arrival whenever nothing is ready.
+        self._clock = clock
+        self._selector = selector or selectors.DefaultSelector()
+        # --8<-- [end:clock]
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False
@@ -113,8 +126,8 @@ class EventLoop:
         return timer
 
     def time(self) -> float:
-        """Return the loop's clock: seconds on a monotonic clock."""
-        return time.monotonic()
+        """Return the loop's clock: seconds on a monotonic clock, or a simulation's."""
+        return self._clock()
 
     # --8<-- [end:schedule]
 
@@ -574,7 +587,14 @@ def _run_until_complete_cb(future: Future) -> None:
 
 
 # --8<-- [start:run_main]
-def run(main: Coroutine, *, recorder: Trace = NO_TRACE, journal: Journal = NO_JOURNAL) -> Any:
+def run(
+    main: Coroutine,
+    *,
+    recorder: Trace = NO_TRACE,
+    journal: Journal = NO_JOURNAL,
+    clock: Callable[[], float] = time.monotonic,
+    selector: selectors.BaseSelector | None = None,
+) -> Any:
     """Run the coroutine ``main`` on a new event loop, then close the loop.
 
     Whatever ``main`` left running is cancelled and allowed to clean up
@@ -585,13 +605,14 @@ def run(main: Coroutine, *, recorder: Trace = NO_TRACE, journal: Journal = NO_JO
     thread, ValueError if ``main`` is no coroutine (a generator counts as
     one, as in the chapter); else returns or raises what ``main`` does.
     ``recorder`` notes what the loop does (shared/record/trace.py), and
-    ``journal`` each turn, for a replay (shared/record/journal.py).
+    ``journal`` each turn, for a replay (shared/record/journal.py);
+    ``clock`` and ``selector`` go to EventLoop (a simulation's, shared/sim).
     """
     if _get_running_loop() is not None:
         raise RuntimeError("run() cannot be called from a running event loop")
     if not isinstance(main, (types.GeneratorType, types.CoroutineType)):
         raise ValueError(f"a coroutine was expected, got {main!r}")
-    loop = EventLoop(recorder, journal)
+    loop = EventLoop(recorder, journal, clock=clock, selector=selector)
     try:
         task = loop.create_task(main)
         with _ctrl_c_cancels(task) as presses:

@@ -62,7 +62,9 @@ class Crawler(CrawlerBase):
         cancelled before the session closes.
         """
         # See shared/crawl/keepalive.py; it connects only where the URL policy allows.
-        connector = CarefulConnector(self.policy, limit=self.max_tasks)
+        # In a simulation, the world's network makes the sockets (shared/sim).
+        sockets = self.world.aiohttp_socket if self.world else None
+        connector = CarefulConnector(self.policy, limit=self.max_tasks, socket_factory=sockets)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         headers = {"User-Agent": self.user_agent, "Accept-Encoding": ACCEPT_ENCODING}
         # auto_decompress=False: the body is decoded by shared.web.http.BodyDecoder,
@@ -196,6 +198,7 @@ class Crawler(CrawlerBase):
     # --8<-- [end:polite]
 
     # --8<-- [start:robots]
+    # --8<-- [start:robots_of]
     async def robots_of(self, url: str) -> None:
         """Learn the robots.txt rules of ``url``'s host, fetching them only once.
 
@@ -206,9 +209,12 @@ class Crawler(CrawlerBase):
         """
         host = self.polite.host(url)
         if host.origin not in self.robots_fetches:
-            fetch = asyncio.create_task(self.fetch_robots(host), name=f"robots.txt {host.origin}")
+            name = f"robots.txt {host.origin}"
+            fetch = asyncio.create_task(self.fetch_robots(host), name=name)
             self.robots_fetches[host.origin] = fetch
         host.rules = await asyncio.shield(self.robots_fetches[host.origin])
+
+    # --8<-- [end:robots_of]
 
     async def fetch_robots(self, host: Host) -> RobotsRules:
         """Fetch a host's robots.txt (following redirects) and return its rules."""
@@ -301,8 +307,11 @@ async def read_body(response: aiohttp.ClientResponse, coding: str | None, max_si
 # --8<-- [start:entry]
 def run(crawler: Crawler) -> Crawler:
     """Run ``crawler`` to completion on a new asyncio event loop."""
+    # In a simulation, asyncio's loop on the world's clock (shared/sim).
+    new_loop = crawler.world.asyncio_loop if crawler.world else None
     try:
-        asyncio.run(crawler.crawl())
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            runner.run(crawler.crawl())
     finally:
         crawler.stopped()
     return crawler

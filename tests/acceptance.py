@@ -48,10 +48,10 @@ from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests
 from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
+from tests.sim_acceptance import SimulatedTests
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
 TIMEOUT_SLACK = 5.0  # Seconds a crawl may take beyond max_tries * timeout.
-LATENCY = 0.2  # Seconds each answer takes in the test of many fetches at once.
 SLOW = pytest.mark.slow  # A test of a second or more: pytest -m "not slow" leaves it out.
 
 
@@ -137,7 +137,7 @@ async def drop_connection(request: web.Request) -> web.StreamResponse:
     return web.Response(body=b"")
 
 
-class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
+class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTests):
     """The contract's tests; a subclass sets ``stage`` to a stage package.
 
     ``shape`` says which stage the crawler is shaped like ("callbacks",
@@ -867,29 +867,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         assert [s[:3] for s in crawler.done] == [(url, None, None)]
         assert isinstance(crawler.done[0].exception, Exception)
 
-    @SLOW
-    @level(4, "fetching-one-url", "timeouts")
-    def test_timeout_against_a_silent_server(self, logs) -> None:
-        with silent_server() as url:
-            crawler = self.crawl([url], timeout=0.5, max_tries=2)
-        stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size) == (url, None, 0)
-        assert isinstance(stat.exception, Exception)
-        assert f"try 1 for {url} raised" in logs.text
-
-    @level(4, "fetching-one-url", "timeouts")
-    def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
-        async def stalls(request: web.Request) -> web.StreamResponse:
-            response = web.StreamResponse(headers={"Content-Type": "text/html"})
-            await response.prepare(request)
-            await response.write(b"<p>the rest never comes")
-            await asyncio.sleep(30)
-            return response
-
-        root = pages.add_handler("/", stalls)
-        crawler = self.crawl([root], timeout=0.5, max_tries=1)
-        assert crawler.done[0].status is None
-        assert isinstance(crawler.done[0].exception, Exception)
+    # A server that never answers, and a body that never ends: in simulated
+    # time, tests/sim_acceptance.py (a lost and a stalled answer).
 
     @level(4, "fetching-one-url", "timeouts")
     def test_a_timeout_ends_only_its_own_request(self, pages: PageServer) -> None:
@@ -975,14 +954,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             crawler = self.crawl([site.url], max_redirect=max_redirect)
         assert results(crawler) == expected_results(site.url, 20, max_redirect)
 
-    @SLOW
-    @pytest.mark.parametrize("server", SERVERS)
-    @pytest.mark.parametrize("max_tasks", [1, 2, 5])
-    @level(3, "the-whole-crawl")
-    def test_max_tasks_is_reached_and_never_exceeded(self, server: str, max_tasks: int) -> None:
-        with site_server(server, 30, latency=0.02) as site:
-            self.crawl([site.url], max_tasks=max_tasks)
-            assert site.site.counters.max_in_flight == max_tasks
+    # How many fetches run at once, at most and at least: in simulation,
+    # tests/sim_acceptance.py (test_max_tasks_is_reached_and_never_exceeded).
 
     @level(3, "the-whole-crawl")
     def test_max_tasks_with_few_urls(self, pages: PageServer) -> None:
@@ -997,28 +970,6 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         most = pages.max_in_flight
         assert most == 2, f"max_tasks=2 and 3 slow links: {most} requests at once, not 2"
         assert len(crawler.done) == 4, f"expected 4 records, got {len(crawler.done)}"
-
-    @level(3, "the-whole-crawl", "many-at-once")
-    def test_many_fetches_at_once(self, pages: PageServer) -> None:
-        # Each answer takes LATENCY: one fetch at a time cannot take less
-        # than their sum, whatever the machine.  Ten at once take a few.
-        async def slow(request: web.Request) -> web.StreamResponse:
-            await asyncio.sleep(LATENCY)
-            return web.Response(text="<p>slow</p>", content_type="text/html")
-
-        paths = [f"/{n}" for n in range(30)]
-        for path in paths:
-            pages.add_handler(path, slow)
-        root = pages.add_page("/", paths)
-        one_by_one = len(paths) * LATENCY
-        start = time.monotonic()
-        crawler = self.crawl([root], max_tasks=10)
-        elapsed = time.monotonic() - start
-        assert len(crawler.done) == 31
-        assert elapsed < one_by_one / 2, (
-            f"{len(paths)} pages of {LATENCY * 1000:g} ms took {elapsed:.1f} s: "
-            f"one at a time takes {one_by_one:g} s, and max_tasks=10 should not"
-        )
 
     @level(2, "the-whole-crawl")
     def test_many_roots(self, pages: PageServer) -> None:

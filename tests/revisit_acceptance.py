@@ -44,7 +44,7 @@ from shared.record.report import report, write_jsonl
 from shared.record.stats import ResponseTooLarge, RobotsDisallowed
 from shared.testsite.server import SITE, ServerThread, make_app
 from shared.testsite.site import changed_urls, expected_results
-from shared.web.retry import BACKOFF_BASE, RetryAfterTooLong
+from shared.web.retry import RetryAfterTooLong
 from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.grading import level
@@ -160,21 +160,6 @@ class RevisitTests:
         assert [stat.status for stat in crawler.done if stat.url == a] == [200]
         assert crawler.waits == {"retry_after": 1}
 
-    @SLOW
-    @level(7, "coming-back")
-    def test_retry_after_date_is_waited_for(self, pages: PageServer) -> None:
-        async def dated(request: web.Request) -> web.StreamResponse:
-            if pages.requests["/"] == 1:
-                later = email.utils.formatdate(time.time() + 2, usegmt=True)
-                return web.Response(status=503, headers=retry_after(later))
-            return web.Response(text="")
-
-        root = pages.add_handler("/", dated)
-        crawler, times = self.crawl_clocked([root])
-        # The date has whole seconds: 2 s ahead, written down, is more than 1 s.
-        assert len(times[root]) == 2 and times[root][1] - times[root][0] >= 0.9
-        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
-
     @level(7, "coming-back")
     def test_retry_after_date_in_the_past_is_no_wait(self, pages: PageServer) -> None:
         past = email.utils.formatdate(time.time() - 3600, usegmt=True)
@@ -204,22 +189,8 @@ class RevisitTests:
 
     # --- Without a usable Retry-After: backoff ------------------------------------------
 
-    @level(7, "coming-back")
-    def test_503_without_retry_after_backs_off(self, pages: PageServer) -> None:
-        root = pages.add_handler("/", busy_then_ok([None, None]))
-        crawler, times = self.crawl_clocked([root], max_tries=3)
-        first, second, third = times[root]
-        # Jitter takes at most half of each wait, and each wait doubles.
-        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE
-        assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
-
-    @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
-    @level(7, "coming-back")
-    def test_unreadable_retry_after_backs_off(self, pages: PageServer, value: str) -> None:
-        root = pages.add_handler("/", busy_then_ok([retry_after(value)], status=429))
-        crawler = self.crawl([root])
-        assert pages.requests["/"] == 2 and crawler.done[0].status == 200
-        assert crawler.waits == {"bad_retry_after": 1}
+    # The waits themselves (a date, a backoff, an unreadable Retry-After) are
+    # checked in simulated time: tests/sim_acceptance.py.
 
     @level(7, "coming-back")
     def test_busy_answer_is_kept_once_max_tries_are_spent(self, pages: PageServer) -> None:

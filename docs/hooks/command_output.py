@@ -118,6 +118,8 @@ PANELS = {  # The title of each crawl's panel in a figure, in English and in Chi
     "crawl-step": ("stage 2, step `crawl`", "第二阶段 `crawl` 这一步"),
     "blocking": ("`get()` called in the coroutines", "在协程里直接调用 `get()`"),
     "to-thread": ("`asyncio.to_thread(get)`", "`asyncio.to_thread(get)`"),
+    "race-passing": ("seed 0: one robots.txt", "种子 0：一次 robots.txt"),
+    "race-failing": ("the first failing seed: two", "第一个失败的种子：两次"),
 }
 TIMELINE_SITE = (10, 20)  # Pages, and milliseconds per answer.
 TRACES = "timeline_traces"  # Config keys: the traces, and the SVG files to write.

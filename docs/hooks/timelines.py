@@ -8,7 +8,9 @@ test site::
 NAME is a finished stage (``callbacks``, ``generators``, ``asyncio``), the
 thread crawler of the threads chapter (``threads``), a step (``fetcher-step``
 of stage 1, ``crawl-step`` of stage 2), or one way of the blocking-call
-example (``blocking``, ``to-thread``).  The stages record themselves
+example (``blocking``, ``to-thread``), or the racy crawler of the
+simulation chapter under seed 0 and under the first seed that breaks it
+(``race-passing``, ``race-failing``, in simulated time).  The stages record themselves
 (``trace=``); the steps and the example are small programs that know
 nothing of traces, so this script watches them from outside: a selector
 that notes each ``select()`` and which socket woke, and subclasses that
@@ -208,6 +210,24 @@ def blocking_example(way: str) -> Callable[[str, str], None]:
     return run
 
 
+def racy_robots(failing: bool) -> Callable[[str, str], None]:
+    """Return a runner of docs/examples/racy_robots.py: seed 0, or the first seed that fails.
+
+    It needs no site: the example serves its own, in a simulated world.
+    """
+
+    def run(url: str, out: str) -> None:
+        path = Path(__file__).parents[1] / "examples" / "racy_robots.py"
+        spec = importlib.util.spec_from_file_location("racy_robots", path)
+        assert spec is not None and spec.loader is not None
+        example = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(example)
+        seed = next(seed for seed in range(100) if example.asked_twice(seed)) if failing else 0
+        example.crawl(seed, trace=out)
+
+    return run
+
+
 RUNS: dict[str, Callable[[str, str], None]] = {
     "threads": stage("shared.bench.threads"),
     "callbacks": stage("stage1_callbacks"),
@@ -217,6 +237,8 @@ RUNS: dict[str, Callable[[str, str], None]] = {
     "crawl-step": crawl_step,
     "blocking": blocking_example("blocking"),
     "to-thread": blocking_example("in_a_thread"),
+    "race-passing": racy_robots(failing=False),
+    "race-failing": racy_robots(failing=True),
 }
 
 

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import importlib
 import logging
+import math
 import os
 import re
 import sys
@@ -93,6 +94,17 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add("--server", choices=SERVERS, default="aiohttp",
         help="what serves the bundled site: aiohttp.web, or stage 2's own HTTP server "
         "(default: %(default)s)")  # fmt: skip
+    add("--simulate", action="store_true",
+        help="crawl the bundled site in a simulated world: an in-memory network and a "
+        "virtual clock, so waits take no real time (no root, no --frontier)")  # fmt: skip
+    add("--seed", type=int, metavar="N",
+        help="with --simulate: the seed that orders what happens at once and draws each "
+        "connection's fate; the same seed gives the same crawl (default: 0)")  # fmt: skip
+    add("--latency", type=float, metavar="MS",
+        help="with --simulate: milliseconds each answer takes (default: 0)")  # fmt: skip
+    add("--loss", type=float, metavar="P",
+        help="with --simulate: the chance, from 0 to 1, that a connection's answer is "
+        "lost, so that the crawler's timeout ends it (default: 0)")  # fmt: skip
     add("-v", "--verbose", action="count", dest="level", default=1,
         help="log more (repeat for more)")  # fmt: skip
     add("-q", "--quiet", action="store_const", const=0, dest="level",
@@ -130,6 +142,7 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     try:  # Every check before any work: a usage error starts nothing.
         roots = [root_url(root) for root in args.roots]
         options = from_arguments(args)
+        world = simulated_world(args, roots)  # None unless --simulate.
         if frontier_cli.requested(args):
             frontier_cli.check(args, roots)
         elif not roots and args.pages < MIN_PAGES:
@@ -152,13 +165,17 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
     if frontier_cli.requested(args):  # The crawl's state lives in a server.
         with json_file or contextlib.nullcontext():
             return frontier_cli.run(args, roots, options, json_file, saver)
-    with json_file or contextlib.nullcontext(), bundled_site(roots, args) as crawl_roots:
+    with json_file or contextlib.nullcontext(), bundled_site(roots, args, world) as crawl_roots:
         crawler = module.Crawler(crawl_roots, **options.keywords())
         crawler.on_page = saver
+        if world is not None:
+            crawler.simulate(world)
         journal = make_journal(crawler) if args.journal else None
         status = run_and_report(module, crawler, json_file, quiet=args.level == 0, journal=journal)
         if journal is not None:
             journal.write(args.journal)
+        if world is not None and args.level > 0:
+            print(f"Simulated: {world.time():.3f} s of virtual time.", file=sys.stderr)
         if status == EXIT_OK and not roots:
             status = check_oracle(crawler, crawl_roots[0], args.pages)
         elif status == EXIT_OK:
@@ -243,11 +260,49 @@ def check_roots(crawler: Any, roots: list[str]) -> int:
     return EXIT_NOTHING_FETCHED
 
 
+def simulated_world(args: argparse.Namespace, roots: list[str]) -> Any:
+    """Return the World that --simulate asks for, or None without it.
+
+    Raises ValueError for a simulation option without --simulate, a root or
+    --frontier with it, or a value out of range.
+    """
+    extras = [name for name in ("seed", "latency", "loss") if getattr(args, name) is not None]
+    if not args.simulate:
+        if extras:
+            raise ValueError(f"--{extras[0]} goes with --simulate")
+        return None
+    if roots or frontier_cli.requested(args):
+        raise ValueError("--simulate crawls the bundled test site: no root, no --frontier")
+    if args.latency is not None and not 0 <= args.latency < math.inf:
+        raise ValueError(f"--latency must be at least 0 ms, not {args.latency}")
+    # Imported here: a crawl on real sockets needs none of it.
+    from shared.sim import Conditions, World
+
+    latency = (args.latency or 0.0) / 1000
+    conditions = Conditions(latency=latency, loss=args.loss or 0.0)
+    return World(args.seed or 0, conditions)
+
+
 @contextlib.contextmanager
-def bundled_site(roots: list[str], args: argparse.Namespace) -> Iterator[list[str]]:
-    """Yield the roots to crawl, serving the bundled site when none were given."""
+def bundled_site(
+    roots: list[str], args: argparse.Namespace, world: Any = None
+) -> Iterator[list[str]]:
+    """Yield the roots to crawl, serving the bundled site when none were given.
+
+    With a simulated ``world``, the site is served on its network instead.
+    """
     if roots:
         yield roots
+        return
+    if world is not None:
+        root = world.serve(Site(args.pages))
+        if args.level > 0:
+            print(
+                f"No root given: crawling the bundled test site at {root} in a simulated "
+                f"world (seed {world.seed}), with no socket and no real wait",
+                file=sys.stderr,
+            )
+        yield [root]
         return
     with site_server(args.server, args.pages) as server:
         if args.level > 0:

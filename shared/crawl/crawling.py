@@ -11,7 +11,9 @@ queue) and the code that fetches, which is the lesson of that stage.
 from __future__ import annotations
 
 import logging
+import random
 import re
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -95,6 +97,19 @@ class CrawlerBase(CrawlOptions):
         self.t1: float | None = None
         # What the crawl did and when, for trace=FILE (shared/record/trace.py).
         self.recorder = Trace(self.logger.name, self.queued) if self.trace else NO_TRACE
+        # Where the crawl runs: None for real sockets and real time, or a
+        # simulated world (shared/sim), set by simulate().  Stages 1 and 2
+        # make their sockets with make_socket.
+        self.world: Any = None  # A shared.sim.World (a layer above this one).
+        self.make_socket: Callable[..., Any] = socket.socket
+        self.jitter: random.Random | None = None  # A backoff's; None: the random module's.
+
+    def simulate(self, world: Any) -> None:
+        """Crawl in ``world``: its network, its virtual clock, its seed (see shared/sim)."""
+        self.world = world
+        self.make_socket = world.socket
+        self.jitter = random.Random(f"jitter {world.seed}")  # Seeded too: the same run.
+        self.recorder.use_clock(world.time)
 
     def queued(self) -> int:
         """Return how many URLs are seen but neither done nor in flight."""
@@ -218,7 +233,8 @@ class CrawlerBase(CrawlOptions):
         turn then does the waiting.  ``attempt`` counts from 0; ``now`` is
         the loop's clock.
         """
-        decision = backoff(response, attempt, self.max_tries, self.max_retry_after)
+        limits = (self.max_tries, self.max_retry_after)
+        decision = backoff(response, attempt, *limits, jitter=self.jitter)
         if decision is None or decision.seconds is None:
             if decision is not None and decision.problem is not None:
                 self.logger.warning("not waiting: %s", decision.problem)
@@ -256,8 +272,10 @@ class CrawlerBase(CrawlOptions):
             self.on_page(url, response.body)  # Before recording: a crash records it once.
         self.record_statistic(stat)
         if links:
-            self.page_links[url] = tuple(links)  # For the --json file, and a recrawl.
-        for link in links.difference(self.seen_urls):
+            self.page_links[url] = tuple(sorted(links))  # For the --json file, and a recrawl.
+        # Sorted: a set's order changes from one process to the next (string
+        # hashing is salted), and a simulated crawl must repeat exactly.
+        for link in sorted(links.difference(self.seen_urls)):
             self.note_depth(link, url, 1)
             self.add_url(link)
         self.recorder.end(url)
@@ -355,8 +373,8 @@ class CrawlerBase(CrawlOptions):
         etag, last_modified = etag or page.etag, last_modified or page.last_modified
         self.record_statistic(stat._replace(etag=etag, last_modified=last_modified))
         if links:
-            self.page_links[url] = tuple(links)
-        for link in new:
+            self.page_links[url] = tuple(sorted(links))
+        for link in sorted(new):  # Sorted, as in handle_response.
             self.note_depth(link, url, 1)
             self.add_url(link)
 

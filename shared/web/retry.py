@@ -88,10 +88,12 @@ def backoff(
     max_tries: int,
     max_retry_after: float,
     now: float | None = None,
+    jitter: random.Random | None = None,
 ) -> Backoff | None:
     """Decide on try number ``attempt`` (from 0) of a URL; None if it is no 429 or 503.
 
     ``now`` is the wall clock, for a Retry-After date (default: ``time.time()``).
+    ``jitter`` draws a backoff's jitter (default: the ``random`` module's numbers).
     """
     if response.status not in RETRY_STATUSES:
         return None
@@ -112,11 +114,14 @@ def backoff(
     if attempt + 1 >= max_tries:
         return Backoff(None, kind)
     if seconds is None:
-        seconds = exponential(attempt, max_retry_after)
+        seconds = exponential(attempt, max_retry_after, jitter)
     return Backoff(seconds, kind)
 
 
-def exponential(attempt: int, cap: float) -> float:
-    """Return a wait that doubles with each try, at most ``cap``, less up to half at random."""
+def exponential(attempt: int, cap: float, jitter: random.Random | None = None) -> float:
+    """Return a wait that doubles with each try, at most ``cap``, less up to half at random.
+
+    ``jitter`` draws the random part (a simulation's seeded numbers); default: ``random``.
+    """
     longest = min(cap, BACKOFF_BASE * 2.0 ** min(attempt, 60))
-    return longest * random.uniform(0.5, 1.0)
+    return longest * (jitter or random).uniform(0.5, 1.0)

@@ -1,0 +1,97 @@
+"""The simulated world a crawl runs in: a virtual clock, a network, a seed.
+
+A stage's loop takes its clock and its selector as arguments (real by
+default); ``World.loop_options`` gives the simulated ones.  The seed draws
+two things, from two separate streams of random numbers: the network's
+(each connection's latency and fate) and the schedule's (the order of the
+sockets that turn ready in one turn of the loop, and of arrivals due at
+the same moment).  Seed 0 keeps them first in, first out.
+
+Why only those: a loop promises to run callbacks in the order they were
+scheduled (asyncio's own code counts on it: a future's done callbacks run
+in the order they were added), so a seed that shuffled them could make
+runs no real loop makes.  What no loop promises is which of the sockets
+ready at once it hears of first, or which of two answers due at the same
+moment arrives first; that, and each connection's latency, is what varies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+from typing import Any
+
+from shared.sim.asyncio_loop import SimulatedEventLoop
+from shared.sim.network import Conditions, Network, SimSelector, SimSocket
+from shared.testsite.site import Site
+
+HOST, PORT = "127.0.0.1", 8000  # Where the simulated test site answers.
+
+
+class VirtualClock:
+    """Seconds that pass only when the simulation moves them on."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def time(self) -> float:
+        """Return the virtual time, in seconds."""
+        return self.now
+
+    def advance_to(self, when: float) -> None:
+        """Move the clock to ``when``; never backwards."""
+        if when > self.now:
+            self.now = when
+
+
+class World:
+    """A seed, a virtual clock and an in-memory network that a crawl runs in.
+
+    ``conditions`` is the network's weather (latency, loss...).  Raises
+    ValueError for a negative seed.
+    """
+
+    def __init__(self, seed: int = 0, conditions: Conditions | None = None) -> None:
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"the seed must be a whole number of at least 0, not {seed!r}")
+        self.seed = seed
+        self.clock = VirtualClock()
+        self.network = Network(self.clock, random.Random(seed), conditions or Conditions())
+        # The schedule's own stream: the same seed with other weather still
+        # orders the same ties the same way.
+        self.schedule = random.Random(f"schedule {seed}")
+        if seed:
+            self.network.tie_break = self.schedule.random
+
+    def time(self) -> float:
+        """Return the world's clock: the loop's, and the trace's."""
+        return self.clock.now
+
+    def serve(self, site: Site, host: str = HOST, port: int = PORT) -> str:
+        """Serve ``site`` at ``host:port`` on the network; return its root URL."""
+        self.network.serve(site, host, port)
+        return f"http://{host}:{port}/"
+
+    def socket(
+        self, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM, proto: int = 0
+    ) -> SimSocket:
+        """Return a new socket on the world's network (socket.socket's arguments)."""
+        return self.network.socket(family, type, proto)
+
+    def selector(self) -> SimSelector:
+        """Return a selector that waits on the world's sockets, in virtual time."""
+        return SimSelector(self.network, self.schedule.shuffle if self.seed else None)
+
+    def aiohttp_socket(self, addr_info: tuple[Any, ...]) -> SimSocket:
+        """Return a socket for aiohttp's TCPConnector(socket_factory=...)."""
+        family, type, proto = addr_info[:3]
+        return self.socket(family, type, proto)
+
+    def asyncio_loop(self) -> asyncio.AbstractEventLoop:
+        """Return a new asyncio event loop in this world (for asyncio.Runner's loop_factory)."""
+        return SimulatedEventLoop(self)
+
+    def loop_options(self) -> dict[str, Any]:
+        """Return the keyword arguments that put a stage 1 or 2 loop in this world."""
+        return {"clock": self.time, "selector": self.selector()}

@@ -1,0 +1,233 @@
+"""The acceptance tests whose point is time, run in a simulated world.
+
+Each test here crawls the test site's ``Site`` (or ``Answers``, a site of
+hand-made answers) served on a ``World``'s in-memory network (shared/sim),
+on the world's virtual clock: a page of 200 ms, a timeout of 30 s, a
+delay between requests or a Retry-After of a minute costs no real time,
+and every time checked is the world's, exactly, never the machine's.
+
+Each test takes the ``seed`` fixture: seed 0 by default, and every seed of
+``pytest --seeds N`` (tests/seeds.py), which ends with the first seed that
+failed and the command that replays it.  The seed orders what happens at
+once and draws each connection's latency within ``JITTER`` of ``LATENCY``.
+
+What only real sockets show (bytes on a real wire, TLS, descriptors
+closed, a server that misbehaves byte by byte) stays in the other mixins.
+A crawler is simulated through ``Crawler.simulate(world)`` before its
+stage's ``run``: see docs/contract.md#simulation.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from shared.sim import Conditions, World
+from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
+from shared.web.retry import BACKOFF_BASE
+from tests.grading import level
+
+LATENCY = 0.2  # Virtual seconds each answer takes, at the middle of its range.
+JITTER = 0.5  # Each connection's latency is drawn within LATENCY * (1 +- JITTER).
+
+
+class Answers:
+    """A site of hand-made answers for the simulated network: a function per path.
+
+    It stands where a ``Site`` does (``respond``, ``counters``, ``latency``).
+    """
+
+    latency = 0.0
+
+    def __init__(self) -> None:
+        self.counters = SiteCounters()
+        self.routes: dict[str, Callable[[Request], Response]] = {}
+
+    def respond(self, request: Request) -> Response:
+        """Return the answer of ``request``'s path, or 404."""
+        route = self.routes.get(request.path)
+        return route(request) if route else Response(404, {}, b"not found")
+
+
+def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Callable:
+    """Return an answer that is ``status`` with each header set given, then 200.
+
+    None in ``answers`` stands for no Retry-After at all.
+    """
+    calls = 0
+
+    def answer(request: Request) -> Response:
+        nonlocal calls
+        calls += 1
+        if calls <= len(answers):
+            return Response(status, answers[calls - 1] or {}, b"busy")
+        return Response(200, {"Content-Type": "text/html"}, b"<p>ok</p>")
+
+    return answer
+
+
+def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
+    """Return the ``(url, status, next_url)`` triples a crawl recorded."""
+    return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
+
+
+class SimulatedTests:
+    """Concurrency, timeouts and delays in virtual time; mixed into AcceptanceTests."""
+
+    stage: types.ModuleType
+
+    def simulate(
+        self,
+        world: World,
+        roots: list[str],
+        on_request: Callable[[str, float], None] | None = None,
+        **options: Any,
+    ) -> Any:
+        """Crawl ``roots`` in ``world`` with the stage under test; return the Crawler.
+
+        ``on_request`` is given each request's URL and start on the loop's clock.
+        """
+        from tests.acceptance import run_with_deadline  # That module mixes this one in.
+
+        def run() -> Any:
+            crawler = self.stage.Crawler(roots, **options)
+            crawler.on_request = on_request
+            crawler.simulate(world)
+            return self.stage.run(crawler)
+
+        return run_with_deadline(run, why=" (the world's time ran on and the crawl never ended)")
+
+    def world(self, seed: int, pages: int = 30, **conditions: Any) -> tuple[World, Site, str]:
+        """Return a world under ``seed`` serving a site of ``pages`` pages, and its root."""
+        weather = {"latency": LATENCY, "jitter": JITTER, **conditions}
+        world = World(seed, Conditions(**weather))
+        site = Site(pages)
+        return world, site, world.serve(site)
+
+    @level(3, "the-whole-crawl")
+    def test_many_fetches_at_once(self, seed: int) -> None:
+        # Each answer takes at least LATENCY * (1 - JITTER): one fetch at a
+        # time cannot take less than their sum.  Ten at once take far less.
+        world, site, root = self.world(seed)
+        crawler = self.simulate(world, [root], max_tasks=10)
+        requests = sum(site.counters.requests.values())
+        one_by_one = requests * LATENCY * (1 - JITTER)
+        assert results(crawler) == expected_results(root, 30)
+        assert world.time() < one_by_one / 3, (
+            f"{requests} requests took {world.time():.1f} s of simulated time: one at a "
+            f"time takes at least {one_by_one:.1f} s, and max_tasks=10 should not"
+        )
+
+    @pytest.mark.parametrize("max_tasks", [1, 2, 5])
+    @level(3, "the-whole-crawl")
+    def test_max_tasks_is_reached_and_never_exceeded(self, seed: int, max_tasks: int) -> None:
+        world, site, root = self.world(seed)
+        self.simulate(world, [root], max_tasks=max_tasks)
+        assert site.counters.max_in_flight == max_tasks
+
+    @level(4, "the-whole-crawl", "crawling")
+    def test_full_crawl_in_simulation_matches_the_oracle(self, seed: int) -> None:
+        world, site, root = self.world(seed, pages=300)
+        crawler = self.simulate(world, [root], max_tasks=10)
+        assert results(crawler) == expected_results(root, 300)
+        assert len(crawler.done) == len(crawler.seen_urls)
+        assert max(site.counters.requests.values()) == 1, "a URL was requested more than once"
+
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_lost_answer_ends_in_the_timeout(self, seed: int, logs: Any) -> None:
+        world, _, root = self.world(seed, loss=1.0)
+        crawler = self.simulate(world, [root], timeout=30.0, max_tries=2)
+        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
+        assert (crawler.done[0].status, crawler.done[0].size) == (None, 0)
+        assert f"try 1 for {root} raised" in logs.text
+        # Two tries, each given up after exactly its timeout.
+        assert world.time() == pytest.approx(2 * 30.0)
+
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_stalled_answer_ends_in_the_timeout(self, seed: int) -> None:
+        # Half the answer arrives, then nothing: the timeout covers the whole request.
+        world, _, root = self.world(seed, stall=1.0)
+        crawler = self.simulate(world, [root], timeout=5.0, max_tries=3)
+        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
+        assert world.time() == pytest.approx(3 * 5.0)
+
+    @level(6, "http-on-the-wire", "timeouts")
+    def test_an_answer_that_trickles_in_ends_in_the_timeout(self, seed: int) -> None:
+        # One byte a second (a "slowloris" server): every byte comes, but the
+        # whole answer never does within the timeout.
+        world, _, root = self.world(seed, latency=0.0, jitter=0.0, bandwidth=1.0)
+        crawler = self.simulate(world, [root], timeout=5.0, max_tries=2)
+        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
+        assert world.time() == pytest.approx(2 * 5.0)
+
+    @level(4, "fetching-one-url")
+    def test_reset_connections_are_tried_again(self, seed: int) -> None:
+        world, site, root = self.world(seed, reset=0.5)
+        crawler = self.simulate(world, [root], max_tries=4)
+        requests = site.counters.requests
+        assert sum(requests.values()) > len(requests), "no reset connection was tried again"
+        assert max(requests.values()) <= 4, "a URL was tried more than max_tries times"
+        for stat in crawler.done:
+            assert stat.status is not None or isinstance(stat.exception, OSError)
+
+    @level(5, "politeness")
+    def test_requests_are_at_least_the_delay_apart(self, seed: int) -> None:
+        world, _, root = self.world(seed, pages=10)
+        starts: list[float] = []
+        record = lambda url, now: starts.append(now)  # noqa: E731
+        self.simulate(world, [root], record, delay=1.5, max_tasks=5, obey_robots=True)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+        assert len(starts) > 10
+        assert min(gaps) >= 1.5, f"two requests started {min(gaps):.3f} s apart"
+
+    # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
+
+    def clocked(self, seed: int, answer: Callable, **options: Any) -> tuple[Any, list[float]]:
+        """Crawl one page answered by ``answer``; return the crawler and its request times."""
+        world = World(seed, Conditions(latency=0.05))
+        site = Answers()
+        site.routes["/"] = answer
+        root = world.serve(site)  # type: ignore[arg-type]
+        times: list[float] = []
+        record = lambda url, now: times.append(now)  # noqa: E731
+        return self.simulate(world, [root], record, **options), times
+
+    @level(7, "coming-back")
+    def test_retry_after_seconds_is_waited_for(self, seed: int) -> None:
+        crawler, times = self.clocked(seed, busy_then_ok([{"Retry-After": "30"}], status=429))
+        assert len(times) == 2 and times[1] - times[0] >= 30
+        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+
+    @level(7, "coming-back")
+    def test_retry_after_date_is_waited_for(self, seed: int) -> None:
+        def dated(request: Request) -> Response:
+            later = email.utils.formatdate(time.time() + 60, usegmt=True)
+            return Response(503, {"Retry-After": later}, b"busy")
+
+        answers = [dated, busy_then_ok([])]
+        crawler, times = self.clocked(seed, lambda request: answers.pop(0)(request))
+        # The date has whole seconds: 60 s ahead, written down, is more than 59 s.
+        assert len(times) == 2 and times[1] - times[0] >= 59
+        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+
+    @level(7, "coming-back")
+    def test_503_without_retry_after_backs_off(self, seed: int) -> None:
+        crawler, times = self.clocked(seed, busy_then_ok([None, None]), max_tries=3)
+        first, second, third = times
+        # Jitter takes at most half of each wait, and each wait doubles.
+        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE
+        assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
+
+    @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
+    @level(7, "coming-back")
+    def test_unreadable_retry_after_backs_off(self, seed: int, value: str) -> None:
+        answer = busy_then_ok([{"Retry-After": value}], status=429)
+        crawler, times = self.clocked(seed, answer)
+        assert len(times) == 2 and times[1] - times[0] >= BACKOFF_BASE / 2
+        assert crawler.done[0].status == 200 and crawler.waits == {"bad_retry_after": 1}
