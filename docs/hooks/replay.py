@@ -1,4 +1,4 @@
-"""An mkdocs hook that puts a replay of a real run of stage 2 into a page.
+"""An mkdocs hook that puts a replay of a run of stage 2 into a page.
 
 A line ``<!-- replay: generators -->`` becomes the replay player
 (``docs/javascripts/replay.js``) fed by a journal
@@ -9,11 +9,11 @@ after the build, as the timelines are: nothing the build makes is kept in
 the repository, and both languages replay the very same run.  Only the
 pages that hold a player load its script and style sheet.
 
-The crawl runs on the real loop, so each build records a slightly
-different run (which socket is ready first, how long a turn takes).
-``make_loop`` is the one place that chooses the loop: once stage 2's loop
-takes a simulated clock and selector, recording the page's run in that
-world, the same at every build, is a change to that one line.
+The crawl runs in a simulated world (``shared/sim``, seed 0): the test
+site is served on an in-memory network, each answer takes ``LATENCY``
+seconds of virtual time, and stage 2's loop reads the world's clock and
+waits on its selector.  So every build records the same run, turn for
+turn, and a reader who opens the page twice steps through the same steps.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.record.journal import Journal, save
-from shared.testsite.server import ServerThread, make_app
+from shared.sim import Conditions, World
+from shared.testsite.site import Site
 from stage2_generators.crawler import Crawler
 from stage2_generators.loop import EventLoop
 
@@ -40,17 +41,13 @@ NO_SCRIPT = {
 }
 
 
-def make_loop(journal: Journal) -> EventLoop:
-    """Return the loop the page's run is recorded on: stage 2's, on real time."""
-    return EventLoop(journal=journal)
-
-
-def record(url: str) -> dict[str, Any]:
-    """Crawl ``url`` with stage 2 and return the journal of its loop."""
+def record(world: World, url: str) -> dict[str, Any]:
+    """Crawl ``url`` with stage 2 in ``world`` and return the journal of its loop."""
     crawler = Crawler([url], max_tasks=WORKERS, max_pages=PAGES)
+    crawler.simulate(world)
     journal = Journal(f"stage2_generators: {PAGES} pages, {WORKERS} workers")
     journal.watch_queue(crawler.q)
-    loop = make_loop(journal)
+    loop = EventLoop(journal=journal, **world.loop_options())
     try:
         loop.run_until_complete(crawler.crawl())
     finally:
@@ -62,8 +59,8 @@ def journal_of(name: str, config: dict) -> dict[str, Any]:
     """Return the journal of the named run, recording it once per build."""
     journals: dict[str, dict[str, Any]] = config.setdefault(JOURNALS, {})
     if name not in journals:
-        with ServerThread(make_app(PAGES, latency=LATENCY)) as server:
-            journals[name] = record(server.url)
+        world = World(0, Conditions(latency=LATENCY))
+        journals[name] = record(world, world.serve(Site(PAGES)))
     return journals[name]
 
 
