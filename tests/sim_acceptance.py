@@ -118,8 +118,14 @@ class SimulatedTests:
         crawler = self.simulate(world, [root], max_tasks=10)
         requests = sum(site.counters.requests.values())
         one_by_one = requests * LATENCY * (1 - JITTER)
-        assert results(crawler) == expected_results(root, 30)
-        assert world.time() < one_by_one / 3, (
+        # Level 3 asks for the pages, not for every odd case of the site
+        # (redirects and the rest are level 4's): each content page is fetched.
+        fetched = {stat.url for stat in crawler.done if stat.status == 200}
+        missing = [f"{root}pages/{n}/" for n in range(1, 31) if f"{root}pages/{n}/" not in fetched]
+        assert not missing, (
+            f"the crawl did not fetch {len(missing)} of the site's 30 pages: {missing[:3]}"
+        )
+        assert world.time() < one_by_one / 2, (
             f"{requests} requests took {world.time():.1f} s of simulated time: one at a "
             f"time takes at least {one_by_one:.1f} s, and max_tasks=10 should not"
         )
@@ -128,8 +134,13 @@ class SimulatedTests:
     @level(3, "the-whole-crawl")
     def test_max_tasks_is_reached_and_never_exceeded(self, seed: int, max_tasks: int) -> None:
         world, site, root = self.world(seed)
-        self.simulate(world, [root], max_tasks=max_tasks)
-        assert site.counters.max_in_flight == max_tasks
+        # A timeout longer than the whole crawl: this level is about max_tasks,
+        # and a timeout's own bugs are level 4's to find.
+        self.simulate(world, [root], max_tasks=max_tasks, timeout=600)
+        most = site.counters.max_in_flight
+        assert most == max_tasks, (
+            f"max_tasks={max_tasks}: the site saw at most {most} requests at once, not {max_tasks}"
+        )
 
     @level(4, "the-whole-crawl", "crawling")
     def test_full_crawl_in_simulation_matches_the_oracle(self, seed: int) -> None:

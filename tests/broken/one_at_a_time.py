@@ -12,7 +12,7 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 3
-RULE = "test_many_fetches_at_once: rule docs/contract.md#the-whole-crawl"
+RULE = "test_many_fetches_at_once [seed0]: rule docs/contract.md#the-whole-crawl"
 HINTS = {
     "callbacks": f"{RULE}; read docs/side-by-side.md#the-crawl-loop",
     "generators": f"{RULE}; read docs/coroutines.md#a-queue-and-workers",
