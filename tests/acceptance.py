@@ -32,7 +32,7 @@ import threading
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import pytest
@@ -163,7 +163,7 @@ def differ(got: Any, expected: Any) -> str:
     return " and ".join(said)
 
 
-def some(items: set[Any], most: int = 5) -> str:
+def some(items: Collection[Any], most: int = 5) -> str:
     """Return up to ``most`` of ``items`` as text, in order, saying how many more there are."""
     shown = sorted(items, key=repr)[:most]
     more = f" and {len(items) - most} more" if len(items) > most else ""
@@ -245,8 +245,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             max_tasks=4, timeout=5.0, max_size=1000,
         )  # fmt: skip
         assert crawler.roots == [root], f"expected roots [{root!r}], got {crawler.roots!r}"
-        kept = (crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries)
-        kept += (crawler.max_tasks, crawler.timeout, crawler.max_size)
+        kept = (
+            *(crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries),
+            *(crawler.max_tasks, crawler.timeout, crawler.max_size),
+        )
         given = ("nothing", False, 3, 2, 4, 5.0, 1000)
         assert kept == given, (
             "the crawler keeps the options it was given: expected exclude, strict, max_redirect,"
@@ -263,8 +265,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     @level(1, "entry-points")
     def test_default_options(self) -> None:
         crawler = self.crawler(["http://example.com/"])
-        kept = (crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries)
-        kept += (crawler.max_tasks, crawler.timeout, crawler.max_size)
+        kept = (
+            *(crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries),
+            *(crawler.max_tasks, crawler.timeout, crawler.max_size),
+        )
         defaults = (None, True, 10, 4, 10, 10.0, 10 * 2**20)
         assert kept == defaults, (
             "expected the defaults of exclude, strict, max_redirect, max_tries, max_tasks,"

@@ -250,10 +250,11 @@ class HostileServerTests:
             " instead of status 200 each"
         )
         stat = stats[url]
-        got = (stat.status, error_kind(stat.exception), stat.content_type, stat.num_urls)
-        got += (stat.size,)
-        expected = (outcome.status, outcome.error, outcome.content_type, outcome.num_urls)
-        expected += (outcome.size,)
+        got = (stat.status, error_kind(stat.exception), stat.content_type, stat.num_urls, stat.size)
+        expected = (
+            *(outcome.status, outcome.error, outcome.content_type),
+            *(outcome.num_urls, outcome.size),
+        )
         assert got == expected, (
             f"{outcome.id}: expected the status, kind of error, content type, links and size"
             f" {expected}, got {got} (the error: {stat.exception!r})"
