@@ -1261,7 +1261,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
     def test_max_tasks_is_reached_and_never_exceeded(self, server: str, max_tasks: int) -> None:
         with site_server(server, 30, latency=0.02) as site:
             self.crawl([site.url], max_tasks=max_tasks)
-            assert site.site.counters.max_in_flight == max_tasks
+            most = site.site.counters.max_in_flight
+            assert most == max_tasks, (
+                f"the test site of 30 pages with max_tasks={max_tasks}: {most} requests at once,"
+                f" not {max_tasks}"
+            )
 
     @level(3, "the-whole-crawl")
     def test_max_tasks_with_few_urls(self, pages: PageServer) -> None:
