@@ -114,6 +114,18 @@ def wait_for_fds(limit: int, deadline: float = 10.0) -> int:
     return open_fds()
 
 
+def offline_lookup(real_getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
+    """Return ``real_getaddrinfo`` except that a name kept for examples fails at once."""
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = (host.decode() if isinstance(host, bytes) else str(host)).lower().rstrip(".")
+        if name.endswith(EXAMPLE_NAMES) or name in EXAMPLE_DOMAINS:
+            raise socket.gaierror(socket.EAI_NONAME, f"{name} is kept for examples")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    return getaddrinfo
+
+
 def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[str]) -> None:
     """Check ``url_allowed`` on each URL; fail with a sentence naming every wrong answer."""
     wrongly_refused = [url for url in allowed if not crawler.url_allowed(url)]
@@ -208,15 +220,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         same on every machine, instead of what the network there does: an
         answer, or a wait of minutes.  RFC 2606 keeps these names for examples.
         """
-        real_getaddrinfo = socket.getaddrinfo
-
-        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-            name = (host.decode() if isinstance(host, bytes) else str(host)).lower().rstrip(".")
-            if name.endswith(EXAMPLE_NAMES) or name in EXAMPLE_DOMAINS:
-                raise socket.gaierror(socket.EAI_NONAME, f"{name} is kept for examples")
-            return real_getaddrinfo(host, *args, **kwargs)
-
-        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        monkeypatch.setattr(socket, "getaddrinfo", offline_lookup(socket.getaddrinfo))
 
     @pytest.fixture
     def site(self) -> Iterator[ServerThread]:
