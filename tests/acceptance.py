@@ -135,6 +135,14 @@ def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[st
     assert not wrong, f"with {where}, url_allowed wrongly " + " and wrongly ".join(wrong)
 
 
+def check_logged(logs: pytest.LogCaptureFixture, line: str, logger: str) -> None:
+    """Check that the crawl logged ``line`` through ``logger``; say what it logged if not."""
+    assert line in logs.text, (
+        f"expected the log line {line!r} through the logger {logger!r}, named after the"
+        f" package; the log held {logs.messages}"
+    )
+
+
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
     """Return the ``(url, status, next_url)`` triples a crawl recorded."""
     return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
@@ -1071,9 +1079,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         asked = pages.requests["/"]
         assert asked == 3, f"expected 3 requests (2 dropped, 1 answered), the server got {asked}"
         for line in [f"try 0 for {root} raised", f"try 1 for {root} raised"]:
-            assert line in logs.text, f"expected the log line {line!r}, got {logs.messages}"
+            check_logged(logs, line, self.stage.__name__)
         line = f"try 2 for {root} success"
-        assert line in logs.text, f"expected the log line {line!r}, got {logs.messages}"
+        check_logged(logs, line, self.stage.__name__)
 
     @level(4, "fetching-one-url", "counted-tries")
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
@@ -1090,7 +1098,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
         asked = pages.requests["/"]
         assert asked == 3, f"max_tries=3: expected 3 requests, the server got {asked}"
         for line in [f"{root} failed after 3 tries", f"try 2 for {root} raised"]:
-            assert line in logs.text, f"expected the log line {line!r}, got {logs.messages}"
+            check_logged(logs, line, self.stage.__name__)
 
     @level(4, "fetching-one-url", "counted-tries")
     def test_single_try(self, pages: PageServer, logs) -> None:
@@ -1127,7 +1135,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests):
             f" size) {(url, None, 0)}, got {got} and {stat.exception!r}"
         )
         line = f"try 1 for {url} raised"
-        assert line in logs.text, f"expected the log line {line!r}, got {logs.messages}"
+        check_logged(logs, line, self.stage.__name__)
 
     @level(4, "fetching-one-url", "timeouts")
     def test_timeout_covers_a_body_that_never_ends(self, pages: PageServer) -> None:
