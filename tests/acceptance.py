@@ -32,7 +32,7 @@ import threading
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import pytest
@@ -53,6 +53,9 @@ from tests.sim_acceptance import SimulatedTests
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
 TIMEOUT_SLACK = 5.0  # Seconds a crawl may take beyond max_tries * timeout.
 SLOW = pytest.mark.slow  # A test of a second or more: pytest -m "not slow" leaves it out.
+# Names no crawl may look up (RFC 2606): the domains, then the endings of names below them.
+EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
+EXAMPLE_NAMES = tuple("." + name for name in EXAMPLE_DOMAINS) + (".example", ".invalid", ".test")
 
 
 def run_with_deadline(
@@ -111,6 +114,18 @@ def wait_for_fds(limit: int, deadline: float = 10.0) -> int:
     return open_fds()
 
 
+def offline_lookup(real_getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
+    """Return ``real_getaddrinfo`` except that a name kept for examples fails at once."""
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = (host.decode() if isinstance(host, bytes) else str(host)).lower().rstrip(".")
+        if name.endswith(EXAMPLE_NAMES) or name in EXAMPLE_DOMAINS:
+            raise socket.gaierror(socket.EAI_NONAME, f"{name} is kept for examples")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    return getaddrinfo
+
+
 def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[str]) -> None:
     """Check ``url_allowed`` on each URL; fail with a sentence naming every wrong answer."""
     wrongly_refused = [url for url in allowed if not crawler.url_allowed(url)]
@@ -118,6 +133,14 @@ def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[st
     wrong = [f"refused {wrongly_refused}"] if wrongly_refused else []
     wrong += [f"allowed {wrongly_allowed}"] if wrongly_allowed else []
     assert not wrong, f"with {where}, url_allowed wrongly " + " and wrongly ".join(wrong)
+
+
+def check_logged(logs: pytest.LogCaptureFixture, line: str, logger: str) -> None:
+    """Check that the crawl logged ``line`` through ``logger``; say what it logged if not."""
+    assert line in logs.text, (
+        f"expected the log line {line!r} through the logger {logger!r}, named after the"
+        f" package; the log held {logs.messages}"
+    )
 
 
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
@@ -128,6 +151,43 @@ def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
 def by_url(crawler: Any) -> dict[str, FetchStatistic]:
     """Return the crawl's statistics keyed by URL."""
     return {stat.url: stat for stat in crawler.done}
+
+
+def record_of(crawler: Any, url: str) -> FetchStatistic:
+    """Return the crawl's record of ``url``; fail with a sentence when it made none."""
+    stats = by_url(crawler)
+    assert url in stats, f"expected a record of {url}; the crawl recorded {sorted(stats)}"
+    return stats[url]
+
+
+def first_record(crawler: Any) -> FetchStatistic:
+    """Return the crawl's first record; fail with a sentence when it made none."""
+    assert crawler.done, "expected a record of the root; the crawl recorded nothing"
+    return crawler.done[0]
+
+
+def records(crawler: Any) -> list[tuple[str, str | None, int | None]]:
+    """Return the ``(url, next_url, status)`` of each record, in the order made."""
+    return [(stat.url, stat.next_url, stat.status) for stat in crawler.done]
+
+
+def differ(got: Any, expected: Any) -> str:
+    """Say how ``got`` differs from ``expected``: for two sets, what it lacks and adds."""
+    if not (isinstance(got, set | frozenset) and isinstance(expected, set | frozenset)):
+        return f"got {got!r}"
+    said = []
+    if missing := expected - got:
+        said.append(f"lacked {some(missing)}")
+    if extra := got - expected:
+        said.append(f"had {some(extra)} too")
+    return " and ".join(said)
+
+
+def some(items: Collection[Any], most: int = 5) -> str:
+    """Return up to ``most`` of ``items`` as text, in order, saying how many more there are."""
+    shown = sorted(items, key=repr)[:most]
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(repr(item) for item in shown) + more
 
 
 async def drop_connection(request: web.Request) -> web.StreamResponse:
@@ -158,6 +218,18 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         """Construct (but do not run) the stage's Crawler."""
         return self.stage.Crawler(roots, **options)
 
+    @pytest.fixture(autouse=True)
+    def offline(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Keep every crawl on this machine: a name kept for examples never resolves.
+
+        The test site links and redirects to example.com, which a crawler
+        must not follow.  One that follows it all the same (an HTTP library
+        left to follow redirects itself) meets a failed lookup at once, the
+        same on every machine, instead of what the network there does: an
+        answer, or a wait of minutes.  RFC 2606 keeps these names for examples.
+        """
+        monkeypatch.setattr(socket, "getaddrinfo", offline_lookup(socket.getaddrinfo))
+
     @pytest.fixture
     def site(self) -> Iterator[ServerThread]:
         """The generated test site with its default size."""
@@ -174,8 +246,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
 
     @level(1, "entry-points")
     def test_package_exports_crawl_and_crawler(self) -> None:
-        assert callable(self.stage.crawl)
-        assert isinstance(self.stage.Crawler, type)
+        assert callable(self.stage.crawl), "the package exports a function crawl(roots, **options)"
+        assert isinstance(self.stage.Crawler, type), "the package exports a class Crawler"
 
     @level(2, "entry-points")
     def test_crawler_attributes_after_a_crawl(self, pages: PageServer) -> None:
@@ -184,21 +256,40 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             [root], exclude="nothing", strict=False, max_redirect=3, max_tries=2,
             max_tasks=4, timeout=5.0, max_size=1000,
         )  # fmt: skip
-        assert crawler.roots == [root]
-        assert (crawler.exclude, crawler.strict) == ("nothing", False)
-        assert (crawler.max_redirect, crawler.max_tries, crawler.max_tasks) == (3, 2, 4)
-        assert (crawler.timeout, crawler.max_size) == (5.0, 1000)
-        assert crawler.seen_urls == {root, pages.url + "a"}
-        assert all(isinstance(stat, FetchStatistic) for stat in crawler.done)
-        assert crawler.t0 <= crawler.t1
+        assert crawler.roots == [root], f"expected roots [{root!r}], got {crawler.roots!r}"
+        kept = (
+            *(crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries),
+            *(crawler.max_tasks, crawler.timeout, crawler.max_size),
+        )
+        given = ("nothing", False, 3, 2, 4, 5.0, 1000)
+        assert kept == given, (
+            "the crawler keeps the options it was given: expected exclude, strict, max_redirect,"
+            f" max_tries, max_tasks, timeout and max_size {given}, got {kept}"
+        )
+        expected = {root, pages.url + "a"}
+        assert crawler.seen_urls == expected, (
+            f"a page and its link: seen_urls {differ(crawler.seen_urls, expected)}"
+        )
+        kinds = {type(stat).__name__ for stat in crawler.done}
+        assert kinds == {"FetchStatistic"}, f"done holds FetchStatistic records only, not {kinds}"
+        assert crawler.t0 <= crawler.t1, f"the crawl ended (t1={crawler.t1}) before t0={crawler.t0}"
 
     @level(1, "entry-points")
     def test_default_options(self) -> None:
         crawler = self.crawler(["http://example.com/"])
-        assert (crawler.exclude, crawler.strict) == (None, True)
-        assert (crawler.max_redirect, crawler.max_tries, crawler.max_tasks) == (10, 4, 10)
-        assert (crawler.timeout, crawler.max_size) == (10.0, 10 * 2**20)
-        assert crawler.seen_urls == set() and crawler.done == []
+        kept = (
+            *(crawler.exclude, crawler.strict, crawler.max_redirect, crawler.max_tries),
+            *(crawler.max_tasks, crawler.timeout, crawler.max_size),
+        )
+        defaults = (None, True, 10, 4, 10, 10.0, 10 * 2**20)
+        assert kept == defaults, (
+            "expected the defaults of exclude, strict, max_redirect, max_tries, max_tasks,"
+            f" timeout and max_size {defaults}, got {kept}"
+        )
+        assert crawler.seen_urls == set() and crawler.done == [], (
+            "a crawler not yet run has seen and recorded nothing: got seen_urls"
+            f" {crawler.seen_urls} and done {crawler.done}"
+        )
 
     @level(1, "entry-points")
     def test_constructing_a_crawler_does_no_io(self) -> None:
@@ -207,7 +298,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             crawler = run_with_deadline(lambda: self.crawler([url]))
             readable, _, _ = select.select([listener], [], [], 0.1)
         assert readable == [], "the constructor connected to the server"
-        assert crawler.done == []
+        assert crawler.done == [], f"a crawler not yet run has recorded nothing, not {crawler.done}"
 
     @level(2, "entry-points")
     def test_crawl_runs_many_times_without_leaks(self, pages: PageServer) -> None:
@@ -234,14 +325,20 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             return await asyncio.to_thread(self.stage.crawl, [root])
 
         crawler = run_with_deadline(lambda: asyncio.run(main()))
-        assert results(crawler) == {(root, 200, None)}
+        assert results(crawler) == {(root, 200, None)}, (
+            "crawl() called from a thread while another thread runs an event loop: expected"
+            f" one record of {root} with status 200, got {records(crawler)}"
+        )
 
     @level(4, "entry-points", "redirects")
     def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
         root = pages.add_redirect("/", "/a")
         self.crawl([root], max_redirect=0)
         names = {record.name for record in logs.records}
-        assert self.stage.__name__ in names
+        assert self.stage.__name__ in names, (
+            f"a redirect past max_redirect=0 is logged through the logger {self.stage.__name__!r},"
+            f" named after the package; the crawl logged through {sorted(names) or 'none'}"
+        )
 
     # --- URLs -----------------------------------------------------------------
 
@@ -250,8 +347,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         pages.add_page("/", [])
         root = f"HTTP://127.0.0.1:{pages.port}#fragment"  # No path, upper-case scheme.
         crawler = self.crawl([root])
-        assert [stat.url for stat in crawler.done] == [pages.url]
-        assert crawler.seen_urls == {pages.url}
+        urls = [stat.url for stat in crawler.done]
+        assert urls == [pages.url], f"the root {root!r} is recorded as {pages.url!r}, not {urls}"
+        assert crawler.seen_urls == {pages.url}, (
+            f"the root {root!r} is seen as {pages.url!r}, not as {crawler.seen_urls}"
+        )
 
     @level(2, "urls")
     def test_links_are_stored_normalized(self, pages: PageServer) -> None:
@@ -267,8 +367,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         crawler = self.crawl([root])
         base = pages.url.rstrip("/")
         expected = {pages.url, base + "/a", base + "/b?x=2&y=1", base + "/c/", base + "/d"}
-        assert crawler.seen_urls == expected
-        assert by_url(crawler)[pages.url].num_urls == 4
+        assert crawler.seen_urls == expected, (
+            f"links normalized: seen_urls {differ(crawler.seen_urls, expected)}"
+        )
+        counted = record_of(crawler, pages.url).num_urls
+        assert counted == 4, f"the page links to 4 distinct URLs once normalized, not {counted}"
 
     @level(2, "links")
     def test_link_sources_are_a_area_and_link_only(self, pages: PageServer) -> None:
@@ -283,7 +386,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/", body=body)
         crawler = self.crawl([root])
         found = {url.removeprefix(pages.url.rstrip("/")) for url in crawler.seen_urls}
-        assert found == {"/", "/style.css", "/a", "/area"}
+        expected = {"/", "/style.css", "/a", "/area"}
+        assert found == expected, (
+            f"links come from <a>, <area> and <link> only: the paths seen {differ(found, expected)}"
+        )
 
     @level(2, "links")
     def test_links_resolve_against_base_href(self, pages: PageServer) -> None:
@@ -291,15 +397,22 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/page", body=body)
         crawler = self.crawl([root])
         base = pages.url.rstrip("/")
-        assert crawler.seen_urls == {root, base + "/dir/sub/x", base + "/dir/y"}
+        expected = {root, base + "/dir/sub/x", base + "/dir/y"}
+        assert crawler.seen_urls == expected, (
+            f"links resolved against <base href>: seen_urls {differ(crawler.seen_urls, expected)}"
+        )
 
     @level(2, "links")
     def test_links_resolve_against_the_page_url(self, pages: PageServer) -> None:
         root = pages.add_page("/a/b/page", ["c", "../d", "./e/", "?q=1", "/f"])
         crawler = self.crawl([root])
         base = pages.url.rstrip("/")
-        expected = {"/a/b/c", "/a/d", "/a/b/e/", "/a/b/page?q=1", "/f", "/a/b/page"}
-        assert crawler.seen_urls == {base + path for path in expected}
+        expected = {base + path for path in ["/a/b/c", "/a/d", "/a/b/e/", "/a/b/page?q=1", "/f"]}
+        expected.add(root)
+        assert crawler.seen_urls == expected, (
+            "links resolved against the page's URL:"
+            f" seen_urls {differ(crawler.seen_urls, expected)}"
+        )
 
     @level(2, "links")
     def test_href_whitespace_stripped_and_bad_hrefs_skipped(self, pages: PageServer) -> None:
@@ -307,7 +420,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/", links)
         crawler = self.crawl([root])
         base = pages.url.rstrip("/")
-        assert crawler.seen_urls == {pages.url, base + "/a", base + "/b", base + "/c"}
+        expected = {pages.url, base + "/a", base + "/b", base + "/c"}
+        assert crawler.seen_urls == expected, (
+            "hrefs stripped and broken ones skipped:"
+            f" seen_urls {differ(crawler.seen_urls, expected)}"
+        )
 
     @level(2, "urls")
     def test_url_allowed_strict(self) -> None:
@@ -390,34 +507,46 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
     def test_link_to_a_missing_page(self, pages: PageServer) -> None:
         pages.add_page("/", ["/foo"])
         crawler = self.crawl([pages.url])
-        assert len(crawler.done) == 2, f"expected 2 records (/ and /foo), got {len(crawler.done)}"
-        assert crawler.done[0][:3] == (pages.url, None, 200)
+        expected = [(pages.url, None, 200), (pages.url + "foo", None, 404)]
+        assert records(crawler) == expected, (
+            f"/ links to a missing /foo: expected the records (url, next_url, status) {expected},"
+            f" got {records(crawler)}"
+        )
         counts = (crawler.done[0].num_urls, crawler.done[0].num_new_urls)
         assert counts == (1, 1), f"/ has 1 link, new: expected (1, 1) links, got {counts}"
-        assert (crawler.done[1].url, crawler.done[1].status) == (pages.url + "foo", 404)
 
     @level(2, "the-whole-crawl")
     def test_link_cycle(self, pages: PageServer) -> None:
         foo = pages.add_page("/foo", ["/bar"])
         bar = pages.add_page("/bar", ["/foo"])
         crawler = self.crawl([foo])
-        assert [(s.url, s.num_urls, s.num_new_urls) for s in crawler.done] == [
-            (foo, 1, 1),
-            (bar, 1, 0),
-        ]
+        counts = [(s.url, s.num_urls, s.num_new_urls) for s in crawler.done]
+        expected = [(foo, 1, 1), (bar, 1, 0)]
+        assert counts == expected, (
+            "/foo and /bar link to each other: expected each fetched once, with (url, links,"
+            f" new links) {expected}, got {counts}"
+        )
 
     @level(2, "urls")
     def test_off_site_links_are_not_followed(self, pages: PageServer) -> None:
         pages.add_page("/", ["http://example.com/", "http://localhost/x"])
         crawler = self.crawl([pages.url])
-        assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
+        got = (first_record(crawler).num_urls, len(crawler.done))
+        assert got == (0, 1), (
+            "a page whose two links leave the site: expected 0 links counted and 1 record,"
+            f" got {got[0]} links and the records {records(crawler)}"
+        )
 
     @level(2, "urls")
     def test_non_http_links_are_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         pages.add_page("/", [f"ftp://{host}x", f"mailto:x@{host}", "javascript:go()"])
         crawler = self.crawl([pages.url])
-        assert (crawler.done[0].num_urls, len(crawler.done)) == (0, 1)
+        got = (first_record(crawler).num_urls, len(crawler.done))
+        assert got == (0, 1), (
+            "a page whose links are ftp:, mailto: and javascript:: expected 0 links counted and"
+            f" 1 record, got {got[0]} links and the records {records(crawler)}"
+        )
 
     @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
     @level(4, "fetching-one-url", "redirects")
@@ -425,7 +554,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_redirect("/", "/target#frag", status)
         target = pages.add_page("/target", [])
         crawler = self.crawl([root])
-        assert crawler.done[0] == FetchStatistic(
+        expected = [(root, target, status), (target, None, 200)]
+        assert records(crawler) == expected, (
+            f"a {status} to /target: expected the redirect recorded, then the target fetched:"
+            f" (url, next_url, status) {expected}, got {records(crawler)}"
+        )
+        redirect = FetchStatistic(
             url=root,
             next_url=target,
             status=status,
@@ -436,7 +570,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             num_urls=0,
             num_new_urls=0,
         )
-        assert crawler.done[1][:3] == (target, None, 200)
+        assert crawler.done[0] == redirect, (
+            f"a redirect's record has no size, type or links: expected {redirect},"
+            f" got {crawler.done[0]}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_chain_and_limit(self, pages: PageServer, logs) -> None:
@@ -444,22 +581,32 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_redirect("/", foo)
         pages.add_redirect("/foo", bar)
         crawler = self.crawl([root])
-        assert [s[:3] for s in crawler.done] == [
-            (root, foo, 302),
-            (foo, bar, 302),
-            (bar, None, 404),
-        ]
+        expected = [(root, foo, 302), (foo, bar, 302), (bar, None, 404)]
+        assert records(crawler) == expected, (
+            "/ redirects to /foo, /foo to /bar: expected each hop recorded, (url, next_url,"
+            f" status) {expected}, got {records(crawler)}"
+        )
         logs.clear()
         crawler = self.crawl([root], max_redirect=1)
-        assert [s[:3] for s in crawler.done] == [(root, foo, 302), (foo, bar, 302)]
-        assert "redirect limit reached" in logs.text
+        expected = expected[:2]
+        assert records(crawler) == expected, (
+            f"with max_redirect=1, /bar is past the limit: expected {expected},"
+            f" got {records(crawler)}"
+        )
+        assert "redirect limit reached" in logs.text, (
+            "the redirect past max_redirect is logged as 'redirect limit reached'"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/a")
         pages.add_page("/a", [])
         crawler = self.crawl([root], max_redirect=0)
-        assert results(crawler) == {(root, 302, pages.url + "a")}
+        expected = [(root, pages.url + "a", 302)]
+        assert records(crawler) == expected, (
+            "max_redirect=0: expected the redirect recorded and not followed, (url, next_url,"
+            f" status) {expected}, got {records(crawler)}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_cycle(self, pages: PageServer) -> None:
@@ -467,7 +614,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         pages.add_redirect("/bar", foo)
         pages.add_redirect("/foo", bar)
         crawler = self.crawl([bar])
-        assert [s[:3] for s in crawler.done] == [(bar, foo, 302), (foo, bar, 302)]
+        expected = [(bar, foo, 302), (foo, bar, 302)]
+        assert records(crawler) == expected, (
+            "/bar and /foo redirect to each other: expected each recorded once as a redirect,"
+            f" (url, next_url, status) {expected}, got {records(crawler)}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_join_fetches_the_target_once(self, pages: PageServer) -> None:
@@ -476,33 +627,48 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         pages.add_redirect("/bar", baz)
         pages.add_redirect("/baz", quux)
         crawler = self.crawl([foo, bar])
-        assert results(crawler) == {
-            (foo, 302, baz),
-            (bar, 302, baz),
-            (baz, 302, quux),
-            (quux, 404, None),
-        }
-        assert pages.requests["/baz"] == 1
+        expected = {(foo, 302, baz), (bar, 302, baz), (baz, 302, quux), (quux, 404, None)}
+        assert results(crawler) == expected, (
+            "/foo and /bar redirect to /baz, /baz to /quux: the records (url, status, next_url)"
+            f" {differ(results(crawler), expected)}"
+        )
+        asked = pages.requests["/baz"]
+        assert asked == 1, f"two redirects join at /baz: expected it asked once, not {asked} times"
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_off_site_is_recorded_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "http://example.com/elsewhere")
         crawler = self.crawl([root])
-        assert results(crawler) == {(root, 302, "http://example.com/elsewhere")}
-        assert crawler.seen_urls == {root}
+        expected = [(root, "http://example.com/elsewhere", 302)]
+        assert records(crawler) == expected, (
+            "a redirect off the site is recorded and not followed: expected (url, next_url,"
+            f" status) {expected}, got {records(crawler)}"
+        )
+        assert crawler.seen_urls == {root}, (
+            "a redirect off the site is not followed:"
+            f" seen_urls {differ(crawler.seen_urls, {root})}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_non_http_scheme_is_not_followed(self, pages: PageServer) -> None:
         host = pages.url.removeprefix("http://")
         root = pages.add_redirect("/", f"ftp://{host}file")
         crawler = self.crawl([root])
-        assert results(crawler) == {(root, 302, f"ftp://{host}file")}
+        expected = [(root, f"ftp://{host}file", 302)]
+        assert records(crawler) == expected, (
+            "a redirect to ftp: is recorded and not followed: expected (url, next_url, status)"
+            f" {expected}, got {records(crawler)}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_to_an_excluded_url_is_not_followed(self, pages: PageServer) -> None:
         root = pages.add_redirect("/", "/private/x")
         crawler = self.crawl([root], exclude="private")
-        assert results(crawler) == {(root, 302, pages.url + "private/x")}
+        expected = [(root, pages.url + "private/x", 302)]
+        assert records(crawler) == expected, (
+            "a redirect to an excluded URL is recorded and not followed: expected (url,"
+            f" next_url, status) {expected}, got {records(crawler)}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_target_is_normalized(self, pages: PageServer) -> None:
@@ -510,7 +676,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_redirect("/", f"HTTP://{host}/a#frag")
         pages.add_page("/a", [])
         crawler = self.crawl([root])
-        assert crawler.done[0].next_url == pages.url + "a"
+        expected = pages.url + "a"
+        got = first_record(crawler).next_url
+        assert got == expected, (
+            f"a Location of HTTP://HOST/a#frag: expected the redirect's next_url {expected!r},"
+            f" got {got!r}"
+        )
 
     @level(4, "fetching-one-url", "redirects")
     def test_redirect_status_without_location_is_a_response(self, pages: PageServer) -> None:
@@ -519,7 +690,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
 
         root = pages.add_handler("/", no_location)
         crawler = self.crawl([root])
-        assert crawler.done == [
+        expected = [
             FetchStatistic(
                 url=root,
                 next_url=None,
@@ -532,6 +703,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
                 num_new_urls=0,
             )
         ]
+        assert crawler.done == expected, (
+            f"a 302 without Location is an answer like any other: expected {expected},"
+            f" got {crawler.done}"
+        )
 
     @pytest.mark.parametrize(
         ("header", "content_type", "encoding"),
@@ -556,8 +731,13 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
     ) -> None:
         root = pages.add_page("/", body=b"<p>hello</p>", content_type=header)
         crawler = self.crawl([root])
-        stat = crawler.done[0]
-        assert (stat.content_type, stat.encoding, stat.size) == (content_type, encoding, 12)
+        stat = first_record(crawler)
+        got = (stat.content_type, stat.encoding, stat.size)
+        expected = (content_type, encoding, 12)
+        assert got == expected, (
+            f"Content-Type {header!r}: expected the content type, encoding and size {expected},"
+            f" got {got}"
+        )
 
     @pytest.mark.parametrize(
         ("header", "body", "encoding"),
@@ -580,15 +760,19 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         pages.add_page("/\u4e2d\u6587", [])
         target = pages.url + "%E4%B8%AD%E6%96%87"
         crawler = self.crawl([root])
-        assert by_url(crawler)[root].encoding == encoding
-        assert by_url(crawler)[target].status == 200, "the link was read in the wrong encoding"
+        found = record_of(crawler, root).encoding
+        assert found == encoding, (
+            f"Content-Type {header!r} and the body's own declaration: expected the encoding"
+            f" {encoding!r}, got {found!r}"
+        )
+        assert record_of(crawler, target).status == 200, "the link was read in the wrong encoding"
 
     @level(1, "fetching-one-url")
     def test_missing_content_type(self) -> None:
         response = b'HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\n<a href="/x">x</a>'
         with ScriptedServer(answer(response)) as server:
             crawler = self.crawl([server.url])
-        assert crawler.done == [
+        expected = [
             FetchStatistic(
                 url=server.url,
                 next_url=None,
@@ -601,6 +785,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
                 num_new_urls=0,
             )
         ]
+        assert crawler.done == expected, (
+            "an answer without Content-Type: expected no content type and no links read,"
+            f" {expected}, got {crawler.done}"
+        )
 
     @pytest.mark.parametrize(
         ("content_type", "parsed"),
@@ -621,16 +809,20 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/doc", body=b'<a href="/">home</a>', content_type=content_type)
         pages.add_page("/", [])
         crawler = self.crawl([root])
-        assert crawler.done[0].content_type == content_type
-        assert crawler.done[0].num_urls == int(parsed)
-        assert len(crawler.done) == 1 + int(parsed)
+        stat = first_record(crawler)
+        got = (stat.content_type, stat.num_urls, len(crawler.done))
+        expected = (content_type, int(parsed), 1 + int(parsed))
+        assert got == expected, (
+            f"a page of {content_type} with one link, {'read' if parsed else 'not read'} for links:"
+            f" expected the content type, links counted and records {expected}, got {got}"
+        )
 
     @level(2, "fetching-one-url")
     def test_links_parsed_only_for_status_200(self, pages: PageServer) -> None:
         body = b'<a href="/a">a</a>'
         root = pages.add_page("/", body=body, status=404)
         crawler = self.crawl([root])
-        assert crawler.done == [
+        expected = [
             FetchStatistic(
                 url=root,
                 next_url=None,
@@ -643,6 +835,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
                 num_new_urls=0,
             )
         ]
+        assert crawler.done == expected, (
+            f"the links of a 404 page are not followed: expected {expected}, got {crawler.done}"
+        )
 
     @level(2, "links")
     def test_body_decoded_with_its_charset(self, pages: PageServer) -> None:
@@ -651,8 +846,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         pages.add_page("/caf\xe9", [])
         crawler = self.crawl([root])
         # Stored, requested and reported as a browser requests it: UTF-8, percent-encoded.
-        assert pages.url + "caf%C3%A9" in crawler.seen_urls
-        assert by_url(crawler)[pages.url + "caf%C3%A9"].status == 200
+        cafe = pages.url + "caf%C3%A9"
+        assert cafe in crawler.seen_urls, (
+            f"a latin-1 page links to /caf\xe9: expected {cafe} seen, got {crawler.seen_urls}"
+        )
+        status = record_of(crawler, cafe).status
+        assert status == 200, f"expected {cafe} fetched with status 200, got {status}"
 
     @level(2, "links")
     def test_non_ascii_links_are_requested_as_browsers_request_them(
@@ -663,16 +862,25 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/", body=body, content_type="text/html; charset=windows-1251")
         paths = ["/%D1%81%D1%82%D1%80?q=%EF%F0%E8", "/a%20b/c%D0%B6?d%20e"]
         crawler = self.crawl([root])
-        assert crawler.seen_urls == {root} | {pages.url.rstrip("/") + path for path in paths}
+        expected = {root} | {pages.url.rstrip("/") + path for path in paths}
+        assert crawler.seen_urls == expected, (
+            "non-ASCII links, the path in UTF-8 and the query in the page's encoding:"
+            f" seen_urls {differ(crawler.seen_urls, expected)}"
+        )
         # The path in UTF-8, the query in the page's encoding, both exactly as stored.
-        assert sorted(pages.targets) == sorted(["/", *paths])
+        asked, wanted = sorted(pages.targets), sorted(["/", *paths])
+        assert asked == wanted, f"expected the requests for {wanted}, the server got {asked}"
 
     @level(2, "reading-a-pages-text")
     def test_undecodable_bytes_are_replaced(self, pages: PageServer) -> None:
         body = b'<p>\xff\xfe bad bytes</p><a href="/after">after</a>'
         root = pages.add_page("/", body=body, content_type="text/html; charset=utf-8")
         crawler = self.crawl([root])
-        assert pages.url + "after" in crawler.seen_urls
+        after = pages.url + "after"
+        assert after in crawler.seen_urls, (
+            f"bytes that are not UTF-8 are replaced and the page read on: expected {after} seen,"
+            f" got {crawler.seen_urls}"
+        )
 
     @level(2, "urls", "one-request")
     def test_the_url_requested_is_the_url_stored(self, pages: PageServer) -> None:
@@ -680,8 +888,15 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         paths = ["/%7euser/", "/a%2Fb/%7E", "/c|d", "/g?x=%7e&y=~"]
         root = pages.add_page("/", paths)
         crawler = self.crawl([root])
-        assert crawler.seen_urls == {root} | {root.rstrip("/") + path for path in paths}
-        assert sorted(pages.targets) == sorted(["/", *paths]), "a URL was re-encoded on the wire"
+        expected = {root} | {root.rstrip("/") + path for path in paths}
+        assert crawler.seen_urls == expected, (
+            f"URLs kept as written: seen_urls {differ(crawler.seen_urls, expected)}"
+        )
+        asked, wanted = sorted(pages.targets), sorted(["/", *paths])
+        assert asked == wanted, (
+            f"a URL was re-encoded on the wire: expected the requests {wanted}, the server got"
+            f" {asked}"
+        )
 
     @level(4, "http-on-the-wire", "compression")
     def test_every_stage_asks_for_gzip_and_deflate_and_decodes_them(
@@ -697,27 +912,43 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
 
         root = pages.add_handler("/", compressed)
         crawler = self.crawl([root])
-        stat = by_url(crawler)[root]
-        assert asked == ["gzip, deflate"]
-        assert (stat.status, stat.size, stat.num_urls) == (200, len(body), 1)  # Decoded.
+        stat = record_of(crawler, root)
+        assert asked == ["gzip, deflate"], (
+            f"expected one request with Accept-Encoding 'gzip, deflate', got {asked}"
+        )
+        got, expected = (stat.status, stat.size, stat.num_urls), (200, len(body), 1)
+        assert got == expected, (
+            "a gzip body is decoded: expected the status, the decoded size and links counted"
+            f" {expected}, got {got}"
+        )
 
     @level(2, "reading-a-pages-text")
     def test_unknown_charset_does_not_break_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"], content_type="text/html; charset=no-such-codec")
         crawler = self.crawl([root])
-        assert crawler.done[0].encoding == "utf-8"  # Ignored, as browsers ignore it.
-        assert crawler.done[0].num_urls == 1
+        stat = first_record(crawler)
+        got = (stat.encoding, stat.num_urls)  # The charset ignored, as browsers ignore it.
+        assert got == ("utf-8", 1), (
+            "charset=no-such-codec is ignored: expected the encoding 'utf-8' and 1 link read,"
+            f" got {got[0]!r} and {got[1]} links"
+        )
 
     @level(2, "links")
     def test_num_urls_counts_distinct_links(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/a"] * 50 + ["/a#x", "/b", "/", "http://example.com/"])
         crawler = self.crawl([root])
-        assert (crawler.done[0].num_urls, crawler.done[0].num_new_urls) == (3, 2)
+        stat = first_record(crawler)
+        got = (stat.num_urls, stat.num_new_urls)
+        assert got == (3, 2), (
+            "53 links to /a, /b and / on the site: expected 3 distinct links, 2 of them new,"
+            f" got {got[0]} and {got[1]}"
+        )
 
     @level(1, "fetching-one-url")
     def test_size_is_the_body_length(self, pages: PageServer) -> None:
         root = pages.add_page("/", body=b"x" * 12345, content_type="application/octet-stream")
-        assert self.crawl([root]).done[0].size == 12345
+        size = first_record(self.crawl([root])).size
+        assert size == 12345, f"a body of 12345 bytes: expected the size 12345, got {size}"
 
     # --- What a crawler of one's own gets wrong -------------------------------------
 
@@ -756,7 +987,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             == {root} | {pages.url + p for p in "abc"} | {pages.url + "bug"}
         ), "a URL was lost"
         bug = stats[pages.url + "bug"]
-        assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError)
+        assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError), (
+            "the URL whose handling raised is recorded as a failure with that error:"
+            f" expected no status and a ZeroDivisionError, got {bug.status} and {bug.exception!r}"
+        )
         assert len(crawler.done) == 5, "a URL was recorded twice"
 
     @level(4, "entry-points", "sockets")
@@ -790,7 +1024,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
                 del crawler  # With its exceptions, and what their tracebacks hold.
                 gc.collect()
             after = wait_for_fds(before)
-        assert len(statuses) == 7
+        assert len(statuses) == 7, (
+            f"a page and its 6 links that fail each their own way: expected 7 records, got"
+            f" {statuses}"
+        )
         leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
         assert leaked == [], "a socket was left to the garbage collector"
         assert after <= before, f"{after - before} sockets left open after errors"
@@ -800,10 +1037,15 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_page("/", [])
         with silent_server() as stalled:
             crawler = self.crawl([stalled, root], timeout=0.3, max_tries=1)
-        stats = by_url(crawler)
-        assert stats[root].status == 200
-        assert stats[stalled].status is None
-        assert isinstance(stats[stalled].exception, TimeoutError), "not ended by the timeout"
+        fine, silent = record_of(crawler, root), record_of(crawler, stalled)
+        assert fine.status == 200, (
+            f"the page beside a stalled server: expected status 200, got {fine.status}"
+            f" ({fine.exception!r})"
+        )
+        assert silent.status is None and isinstance(silent.exception, TimeoutError), (
+            "a server that never answers: expected a failure with a TimeoutError, got the"
+            f" status {silent.status} and {silent.exception!r}"
+        )
 
     # 429 and 503 ask the crawler to come back: see tests/revisit_acceptance.py.
     @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502])
@@ -836,36 +1078,50 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         )
         asked = pages.requests["/"]
         assert asked == 3, f"expected 3 requests (2 dropped, 1 answered), the server got {asked}"
-        assert f"try 0 for {root} raised" in logs.text
-        assert f"try 1 for {root} raised" in logs.text
-        assert f"try 2 for {root} success" in logs.text
+        for line in [f"try 0 for {root} raised", f"try 1 for {root} raised"]:
+            check_logged(logs, line, self.stage.__name__)
+        line = f"try 2 for {root} success"
+        check_logged(logs, line, self.stage.__name__)
 
     @level(4, "fetching-one-url", "counted-tries")
     def test_failure_after_max_tries(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
-        assert len(crawler.done) == 1, f"expected 1 record of the URL, got {len(crawler.done)}"
+        assert len(crawler.done) == 1, f"expected 1 record of the URL, got {records(crawler)}"
         stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size, stat.next_url) == (root, None, 0, None)
+        got = (stat.url, stat.status, stat.size, stat.next_url)
+        assert got == (root, None, 0, None), (
+            "a URL that failed every try: expected (url, status, size, next_url)"
+            f" {(root, None, 0, None)}, got {got}"
+        )
         assert isinstance(stat.exception, Exception), "a failure is recorded with its exception"
         asked = pages.requests["/"]
         assert asked == 3, f"max_tries=3: expected 3 requests, the server got {asked}"
-        assert f"{root} failed after 3 tries" in logs.text
-        assert f"try 2 for {root} raised" in logs.text
+        for line in [f"{root} failed after 3 tries", f"try 2 for {root} raised"]:
+            check_logged(logs, line, self.stage.__name__)
 
     @level(4, "fetching-one-url", "counted-tries")
     def test_single_try(self, pages: PageServer, logs) -> None:
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=1)
-        assert crawler.done[0].status is None
+        stat = first_record(crawler)
+        assert stat.status is None, (
+            f"a dropped connection is a failure: expected no status, got {stat.status}"
+        )
         assert "failed after 1 tries" in logs.text, "the log says 'URL failed after 1 tries'"
 
     @level(4, "fetching-one-url")
     def test_refused_connection_is_a_recorded_failure(self) -> None:
         with refused_port() as url:
             crawler = self.crawl([url], max_tries=2)
-        assert [s[:3] for s in crawler.done] == [(url, None, None)]
-        assert isinstance(crawler.done[0].exception, Exception)
+        assert records(crawler) == [(url, None, None)], (
+            "a refused connection: expected one failure, no status and no next_url, got"
+            f" {records(crawler)}"
+        )
+        error = crawler.done[0].exception
+        assert isinstance(error, Exception), (
+            f"a failure is recorded with its exception, not {error!r}"
+        )
 
     # A server that never answers, and a body that never ends: in simulated
     # time, tests/sim_acceptance.py (a lost and a stalled answer).
@@ -899,7 +1155,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             crawler = self.crawl([server.url], max_tries=2)
         records = [s[:3] for s in crawler.done]
         assert records == [(server.url, None, None)], f"expected one failure, got {records}"
-        assert isinstance(crawler.done[0].exception, Exception)
+        error = crawler.done[0].exception
+        assert isinstance(error, Exception), (
+            f"a failure is recorded with its exception, not {error!r}"
+        )
         tries = len(server.requests)  # One connection per try.
         assert tries == 2, f"a malformed answer is a failed try: max_tries=2, {tries} were made"
 
@@ -915,17 +1174,27 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
 
         root = pages.add_handler("/", endless)
         crawler = self.crawl([root], max_size=100_000)
-        stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size, stat.num_urls) == (root, 200, 100_000, 0)
-        assert isinstance(stat.exception, Exception)
-        assert "100000" in str(stat.exception)
-        assert len(crawler.done) == 1
+        stat = first_record(crawler)
+        got = (stat.url, stat.status, stat.size, stat.num_urls)
+        expected = (root, 200, 100_000, 0)
+        assert got == expected, (
+            "an endless body with max_size=100000: expected it cut and its links not read,"
+            f" (url, status, size, links) {expected}, got {got}"
+        )
+        assert isinstance(stat.exception, Exception) and "100000" in str(stat.exception), (
+            "a body cut at max_size is recorded with an error naming 100000,"
+            f" not {stat.exception!r}"
+        )
+        assert len(crawler.done) == 1, f"expected 1 record, got {records(crawler)}"
 
     @level(4, "fetching-one-url")
     def test_body_of_exactly_max_size_is_not_cut(self, pages: PageServer) -> None:
         root = pages.add_page("/", body=b"<p>" + b"x" * 93 + b"</p>")
-        stat = self.crawl([root], max_size=100).done[0]
-        assert (stat.size, stat.exception) == (100, None)
+        stat = first_record(self.crawl([root], max_size=100))
+        assert (stat.size, stat.exception) == (100, None), (
+            "a body of exactly max_size=100: expected it whole and no error, got the size"
+            f" {stat.size} and {stat.exception!r}"
+        )
 
     # --- The whole crawl ---------------------------------------------------------
 
@@ -941,10 +1210,21 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         with site_server(server, size) as site:
             crawler = self.crawl([site.url], max_tasks=max_tasks)
             requests = site.site.counters.requests
-        assert results(crawler) == expected_results(site.url, size)
-        assert {stat.url for stat in crawler.done} == crawler.seen_urls
-        assert len(crawler.done) == len(crawler.seen_urls)
-        assert max(requests.values()) == 1, "a URL was requested more than once"
+        expected = expected_results(site.url, size)
+        assert results(crawler) == expected, (
+            f"the test site of {size} pages: the records (url, status, next_url)"
+            f" {differ(results(crawler), expected)}"
+        )
+        recorded = {stat.url for stat in crawler.done}
+        assert recorded == crawler.seen_urls, (
+            f"every URL seen is recorded: the URLs recorded {differ(recorded, crawler.seen_urls)}"
+        )
+        assert len(crawler.done) == len(crawler.seen_urls), (
+            f"each URL is recorded once: {len(crawler.done)} records of"
+            f" {len(crawler.seen_urls)} URLs"
+        )
+        twice = {path for path, count in requests.items() if count > 1}
+        assert not twice, f"a URL was requested more than once: {some(twice)}"
 
     @pytest.mark.parametrize("server", SERVERS)
     @pytest.mark.parametrize("max_redirect", [0, 1, 2, 3])
@@ -952,7 +1232,11 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
     def test_full_crawl_with_max_redirect(self, server: str, max_redirect: int) -> None:
         with site_server(server, 20) as site:
             crawler = self.crawl([site.url], max_redirect=max_redirect)
-        assert results(crawler) == expected_results(site.url, 20, max_redirect)
+        expected = expected_results(site.url, 20, max_redirect)
+        assert results(crawler) == expected, (
+            f"the test site with max_redirect={max_redirect}: the records (url, status, next_url)"
+            f" {differ(results(crawler), expected)}"
+        )
 
     # How many fetches run at once, at most and at least: in simulation,
     # tests/sim_acceptance.py (test_max_tasks_is_reached_and_never_exceeded).
@@ -983,8 +1267,12 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
     def test_root_without_a_host_does_not_stop_the_crawl(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         crawler = self.crawl(["not-a-host", root])
-        assert (root, 200, None) in results(crawler)
-        assert len({stat.url for stat in crawler.done}) == len(crawler.done)
+        assert (root, 200, None) in results(crawler), (
+            f"a root without a host beside a good one: expected {root} fetched with status 200,"
+            f" got {records(crawler)}"
+        )
+        urls = [stat.url for stat in crawler.done]
+        assert len(set(urls)) == len(urls), f"each root is recorded once, not {urls}"
 
     @level(4, "reporting", "report")
     def test_report_lists_every_url(self, pages: PageServer, tmp_path) -> None:
@@ -994,10 +1282,16 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         with open(tmp_path / "report.txt", "w") as file:
             report(crawler, file)
         text = (tmp_path / "report.txt").read_text()
-        assert re.search(r"^Finished 4 urls in [\d.]+ secs \(max_tasks=10\)", text, re.M)
+        assert re.search(r"^Finished 4 urls in [\d.]+ secs \(max_tasks=10\)", text, re.M), (
+            f"the report starts 'Finished 4 urls in N secs (max_tasks=10)'; it was:\n{text}"
+        )
         for url in crawler.seen_urls:
-            assert re.search(f"^{re.escape(url)} ", text, re.M), url
-        assert "Todo: 0" in text and "Done: 4" in text
+            assert re.search(f"^{re.escape(url)} ", text, re.M), (
+                f"the report has a line for each URL seen; {url} has none:\n{text}"
+            )
+        assert "Todo: 0" in text and "Done: 4" in text, (
+            f"the report ends with 'Todo: 0' and 'Done: 4'; it was:\n{text}"
+        )
 
 
 class TaskGroupTests:

@@ -240,17 +240,31 @@ class HostileServerTests:
         assert after <= before, f"{after - before} file descriptors leaked"
         assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
         urls = [stat.url for stat in crawler.done]
-        assert urls.count(url) == 1
+        assert urls.count(url) == 1, f"expected one record of {url}, got {urls.count(url)}"
         assert sorted(urls) == sorted(crawler.seen_urls), "a URL recorded twice or never"
         assert hostile.url(NEVER_ASKED) not in crawler.seen_urls, "an unasked response was read"
         stats = acceptance.by_url(crawler)
-        assert (stats[ok].status, stats[ok_next].status) == (200, 200), "the crawl stopped"
+        beside = [stats[each].status if each in stats else "no record" for each in (ok, ok_next)]
+        assert beside == [200, 200], (
+            f"the crawl stopped: /ok and the page it links to, beside {outcome.id}, got {beside}"
+            " instead of status 200 each"
+        )
         stat = stats[url]
-        assert (stat.status, error_kind(stat.exception)) == (outcome.status, outcome.error)
-        assert (stat.content_type, stat.num_urls) == (outcome.content_type, outcome.num_urls)
-        assert stat.size == outcome.size
+        got = (stat.status, error_kind(stat.exception), stat.content_type, stat.num_urls, stat.size)
+        expected = (
+            *(outcome.status, outcome.error, outcome.content_type),
+            *(outcome.num_urls, outcome.size),
+        )
+        assert got == expected, (
+            f"{outcome.id}: expected the status, kind of error, content type, links and size"
+            f" {expected}, got {got} (the error: {stat.exception!r})"
+        )
         if outcome.path is not None:
-            assert hostile.connections[outcome.path] == outcome.tries
+            asked = hostile.connections[outcome.path]
+            assert asked == outcome.tries, (
+                f"{outcome.id}: expected {outcome.tries} connections (max_tries={MAX_TRIES}"
+                f" for a failure, 1 for an answer), the server got {asked}"
+            )
         self.check_redirect(hostile, crawler, stat, outcome)
         for each in crawler.done:
             check_report_line(each)
@@ -262,19 +276,28 @@ class HostileServerTests:
         next_url = outcome.next_url
         if next_url is not None and next_url.startswith("/"):
             next_url = hostile.url(next_url)
-        assert stat.next_url == next_url
-        if outcome.fetched is not None:
-            assert next_url is not None
-            assert acceptance.by_url(crawler)[next_url].status == 200
-            assert hostile.connections[outcome.fetched] == 1
+        assert stat.next_url == next_url, (
+            f"{outcome.id}: expected the next_url {next_url!r}, got {stat.next_url!r}"
+        )
+        if outcome.fetched is not None and next_url is not None:
+            status = acceptance.record_of(crawler, next_url).status
+            assert status == 200, f"{outcome.id}: expected {next_url} fetched, got {status}"
+            asked = hostile.connections[outcome.fetched]
+            assert asked == 1, f"expected {outcome.fetched} asked once, the server got {asked}"
         elif next_url is not None:
-            assert next_url not in crawler.seen_urls
+            assert next_url not in crawler.seen_urls, (
+                f"{outcome.id}: the redirect to {next_url} is recorded, not followed"
+            )
 
     @level(6, "http-on-the-wire")
     def test_a_kept_connection_closed_while_idle_costs_no_try(self, hostile: HostileServer) -> None:
         root = hostile.url("/kept/close-when-idle")
         crawler = self.crawl([root], max_tries=1, max_tasks=1, timeout=TIMEOUT)
-        assert results_of(crawler) == {(root, 200), (hostile.url("/kept/next"), 200)}
+        expected = {(root, 200), (hostile.url("/kept/next"), 200)}
+        assert results_of(crawler) == expected, (
+            "a kept connection the server closed while idle costs no try, with max_tries=1:"
+            f" the records (url, status) {acceptance.differ(results_of(crawler), expected)}"
+        )
 
     # --- The crawling machine's own network ---------------------------------------
 
@@ -305,11 +328,18 @@ class HostileServerTests:
         pages.add_page("/inside/robots.txt", body=b"User-agent: *\n", content_type="text/plain")
         pages.add_page("/", [])
         crawler = self.crawl([public_site], obey_robots=True, max_tries=2)
-        assert (pages.requests["/robots.txt"], pages.requests["/inside/robots.txt"]) == (1, 0)
-        (stat,) = crawler.done  # robots.txt unreachable: nothing on the host is fetched.
-        assert isinstance(stat.exception, RobotsDisallowed)
-        assert "PrivateAddress: 127.0.0.1 is at 127.0.0.1, not a public address" in str(
-            stat.exception
+        why = "robots.txt redirects to 127.0.0.1, an address of this machine"
+        asked = (pages.requests["/robots.txt"], pages.requests["/inside/robots.txt"])
+        assert asked == (1, 0), (
+            f"{why}: expected robots.txt asked once and the redirect never followed, got"
+            f" {asked[0]} and {asked[1]} requests"
+        )
+        # robots.txt unreachable: nothing on the host is fetched.
+        assert len(crawler.done) == 1, f"{why}: expected one record, got {crawler.done}"
+        error = crawler.done[0].exception
+        reason = "PrivateAddress: 127.0.0.1 is at 127.0.0.1, not a public address"
+        assert isinstance(error, RobotsDisallowed) and reason in str(error), (
+            f"{why}: expected the root skipped as RobotsDisallowed naming {reason!r}, got {error!r}"
         )
 
     @level(6, "urls", "hostile")
@@ -320,13 +350,21 @@ class HostileServerTests:
         pages.add_redirect("/", secret)
         pages.add_page("/secret", [])
         crawler = self.crawl([public_site], strict=False, max_tries=2)  # Subdomains allowed.
-        stats = acceptance.by_url(crawler)
-        assert (stats[public_site].status, stats[public_site].next_url) == (302, secret)
-        assert isinstance(stats[secret].exception, PrivateAddress)
-        assert str(stats[secret].exception) == (
-            "inside.public.example is at 127.0.0.1, not a public address"
+        why = "a redirect to inside.public.example, a name that resolves to 127.0.0.1"
+        root = acceptance.record_of(crawler, public_site)
+        assert (root.status, root.next_url) == (302, secret), (
+            f"{why}: expected the redirect recorded, got {root[:3]}"
         )
-        assert pages.requests["/secret"] == 0 and len(crawler.done) == 2
+        error = acceptance.record_of(crawler, secret).exception
+        reason = "inside.public.example is at 127.0.0.1, not a public address"
+        assert isinstance(error, PrivateAddress) and str(error) == reason, (
+            f"{why}: expected it skipped with PrivateAddress({reason!r}), got {error!r}"
+        )
+        asked = pages.requests["/secret"]
+        assert asked == 0 and len(crawler.done) == 2, (
+            f"{why}: expected /secret never asked and 2 records, got {asked} requests and the"
+            f" records {acceptance.records(crawler)}"
+        )
 
     @level(6, "urls", "hostile")
     def test_a_crawl_of_the_machine_s_network_may_go_anywhere_in_it(
@@ -337,7 +375,11 @@ class HostileServerTests:
         pages.add_redirect("/", inside)
         pages.add_page("/inside", [])
         crawler = self.crawl([pages.url, public_site], strict=False)
-        assert acceptance.by_url(crawler)[inside].status == 200
+        status = acceptance.record_of(crawler, inside).status
+        assert status == 200, (
+            f"a crawl whose root is on 127.0.0.1 may fetch {inside}, which resolves there too:"
+            f" expected status 200, got {status}"
+        )
 
     # --- Size ------------------------------------------------------------------
 
@@ -352,10 +394,15 @@ class HostileServerTests:
         crawler = self.crawl([root], exclude="/skip/")
         elapsed = time.monotonic() - start
         print(f"100 000 links: {elapsed:.2f} s, peak RSS {rss:.0f} -> {peak_rss_mb():.0f} MB")
-        stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size, stat.exception) == (root, 200, len(body), None)
-        assert (stat.num_urls, stat.num_new_urls) == (100, 100)
-        assert len(crawler.done) == 101 == len(crawler.seen_urls)
+        stat = acceptance.first_record(crawler)
+        got = (stat.url, stat.status, stat.size, stat.exception, stat.num_urls, stat.num_new_urls)
+        expected = (root, 200, len(body), None, 100, 100)
+        assert got == expected, (
+            "a page of 100000 links, 100 of them not excluded: expected (url, status, size,"
+            f" exception, links, new links) {expected}, got {got}"
+        )
+        counts = (len(crawler.done), len(crawler.seen_urls))
+        assert counts == (101, 101), f"expected 101 records of 101 URLs seen, got {counts}"
 
     @level(6, "fetching-one-url")
     def test_50_mb_body_is_cut_at_max_size(self, pages: PageServer) -> None:
@@ -376,10 +423,14 @@ class HostileServerTests:
         crawler = self.crawl([root])  # The default max_size: 10 MB.
         elapsed = time.monotonic() - start
         print(f"50 MB body: {elapsed:.2f} s, peak RSS {rss:.0f} MB -> {peak_rss_mb():.0f} MB")
-        stat = crawler.done[0]
-        assert (stat.url, stat.status, stat.size) == (root, 200, 10 * 2**20)
-        assert isinstance(stat.exception, ResponseTooLarge)
-        assert (stat.num_urls, len(crawler.done)) == (0, 1)
+        stat = acceptance.first_record(crawler)
+        got = (stat.url, stat.status, stat.size, stat.num_urls, len(crawler.done))
+        expected = (root, 200, 10 * 2**20, 0, 1)
+        assert got == expected and isinstance(stat.exception, ResponseTooLarge), (
+            "a body of 50 MB, cut at the default max_size of 10 MB: expected (url, status,"
+            f" size, links, records) {expected} and a ResponseTooLarge, got {got} and"
+            f" {stat.exception!r}"
+        )
 
     # --- robots.txt ------------------------------------------------------------
 
@@ -398,17 +449,39 @@ class HostileServerTests:
         assert after <= before, f"{after - before} file descriptors leaked"
         assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
         stats = acceptance.by_url(crawler)
-        assert set(stats) == crawler.seen_urls and len(stats) == len(crawler.done)
-        assert hostile.url("/robots.txt") not in stats
+        why = f"a {robots} robots.txt"
+        assert set(stats) == crawler.seen_urls and len(stats) == len(crawler.done), (
+            f"{why}: each URL seen is recorded once; got the records {acceptance.records(crawler)}"
+            f" of the URLs seen {sorted(crawler.seen_urls)}"
+        )
+        assert hostile.url("/robots.txt") not in stats, f"{why} is recorded, but is no page"
         if robots == "slow":  # Unreachable: nothing on the host is fetched.
-            assert list(stats) == [ok] and isinstance(stats[ok].exception, RobotsDisallowed)
-            assert str(stats[ok].exception).startswith("robots.txt unreachable (TimeoutError")
-            assert (hostile.connections["/robots.txt"], hostile.connections["/ok"]) == (2, 0)
+            asked = {path: hostile.connections[path] for path in ["/robots.txt", "/ok"]}
+            error = acceptance.record_of(crawler, ok).exception
+            assert list(stats) == [ok] and isinstance(error, RobotsDisallowed), (
+                f"{why} is unreachable: expected /ok alone, skipped, got"
+                f" {acceptance.records(crawler)}"
+            )
+            assert str(error).startswith("robots.txt unreachable (TimeoutError"), (
+                f"{why}: expected the reason 'robots.txt unreachable (TimeoutError...', got {error}"
+            )
+            assert asked == {"/robots.txt": 2, "/ok": 0}, (
+                f"{why}: expected robots.txt tried twice and no page asked, got {asked}"
+            )
             return
-        assert (stats[ok].status, stats[ok].exception) == (200, None)  # Past 500 KiB: not read.
-        assert isinstance(stats[ok_next].exception, RobotsDisallowed)
-        assert hostile.connections["/ok/next"] == 0
-        assert hostile.connections["/robots.txt"] == 1
+        page = acceptance.record_of(crawler, ok)  # Past 500 KiB: not read.
+        assert (page.status, page.exception) == (200, None), (
+            f"{why}: expected /ok fetched, got the status {page.status} and {page.exception!r}"
+        )
+        error = acceptance.record_of(crawler, ok_next).exception
+        assert isinstance(error, RobotsDisallowed), (
+            f"{why} that disallows /ok/next: expected it skipped, got {error!r}"
+        )
+        asked = {path: hostile.connections[path] for path in ["/robots.txt", "/ok/next"]}
+        assert asked == {"/robots.txt": 1, "/ok/next": 0}, (
+            f"{why}: expected robots.txt asked once and /ok/next never, got {asked}"
+        )
         if robots == "redirecting":
             moved, final = "/robots/moved.txt", "/robots/final.txt"
-            assert hostile.connections[moved] == hostile.connections[final] == 1
+            hops = (hostile.connections[moved], hostile.connections[final])
+            assert hops == (1, 1), f"{why}: expected each hop asked once, got {hops}"

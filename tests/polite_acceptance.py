@@ -68,11 +68,31 @@ def skipped(crawler: Any, kind: type[Exception]) -> dict[str, str]:
     return {s.url: str(s.exception) for s in crawler.done if isinstance(s.exception, kind)}
 
 
+def check_fetched(crawler: Any, expected: set[str], why: str) -> None:
+    """Check which URLs the crawl fetched; ``why`` says what the test set up."""
+    got = fetched(crawler)
+    assert got == expected, f"{why}: the URLs fetched {acceptance.differ(got, expected)}"
+
+
+def check_skipped(crawler: Any, kind: type[Exception], expected: Any, why: str) -> None:
+    """Check the URLs skipped for ``kind``: a set of URLs, or a dict of URL and reason."""
+    reasons = skipped(crawler, kind)
+    got = set(reasons) if isinstance(expected, set) else reasons
+    assert got == expected, (
+        f"{why}: expected the URLs skipped for {kind.__name__} {expected}, got {reasons}"
+    )
+
+
 def check_each_url_once(crawler: Any) -> None:
     """Check the contract's rule: every URL seen is recorded, and only once."""
     urls = [stat.url for stat in crawler.done]
-    assert len(urls) == len(set(urls)) == len(crawler.seen_urls)
-    assert set(urls) == crawler.seen_urls
+    twice = sorted({url for url in urls if urls.count(url) > 1})
+    assert not twice, f"each URL is recorded once; these were recorded more: {twice}"
+    recorded = set(urls)
+    assert recorded == crawler.seen_urls, (
+        "every URL seen is recorded: the URLs recorded"
+        f" {acceptance.differ(recorded, crawler.seen_urls)}"
+    )
 
 
 def gaps(times: list[float]) -> list[float]:
@@ -111,14 +131,21 @@ class PoliteTests:
             pages.add_page(path, [])
         crawler = self.crawl([root], obey_robots=True)
         base = pages.url.rstrip("/")
-        assert fetched(crawler) == {root, base + "/a", base + "/private/open/c", base + "/d?page=2"}
-        assert skipped(crawler, RobotsDisallowed) == {
-            base + "/private/b": "disallowed by robots.txt",
-            base + "/d?print=1": "disallowed by robots.txt",
-        }
-        assert pages.requests["/private/b"] == 0
-        assert pages.requests["/robots.txt"] == 1
-        assert base + "/robots.txt" not in crawler.seen_urls
+        why = "robots.txt disallows /private/ but /private/open/, and /*?print="
+        allowed = {root, base + "/a", base + "/private/open/c", base + "/d?page=2"}
+        check_fetched(crawler, allowed, why)
+        disallowed = {base + "/private/b", base + "/d?print=1"}
+        check_skipped(
+            crawler, RobotsDisallowed, dict.fromkeys(disallowed, "disallowed by robots.txt"), why
+        )
+        asked = (pages.requests["/robots.txt"], pages.requests["/private/b"])
+        assert asked == (1, 0), (
+            f"expected robots.txt asked once and /private/b never, got {asked[0]} and"
+            f" {asked[1]} requests"
+        )
+        assert base + "/robots.txt" not in crawler.seen_urls, (
+            "robots.txt is no page of the crawl: it is not in seen_urls"
+        )
         check_each_url_once(crawler)
 
     @level(5, "politeness")
@@ -127,11 +154,20 @@ class PoliteTests:
             crawler = self.crawl([server.url], obey_robots=True, max_tasks=10, max_per_host=4)
             requests = server.app[COUNTERS].requests
         expected = expected_results(server.url, 60, obey_robots=True)
-        assert acceptance.results(crawler) == expected
+        got = acceptance.results(crawler)
+        assert got == expected, (
+            "the test site of 60 pages, obeying its robots.txt: the records (url, status,"
+            f" next_url) {acceptance.differ(got, expected)}"
+        )
         not_fetched = {url for url, status, _ in expected if status is None}
-        assert set(skipped(crawler, RobotsDisallowed)) == not_fetched
-        assert requests["/robots.txt"] == 1 and requests["/private/"] == 0
-        assert max(requests.values()) == 1
+        check_skipped(crawler, RobotsDisallowed, not_fetched, "the test site's robots.txt")
+        asked = (requests["/robots.txt"], requests["/private/"])
+        assert asked == (1, 0), (
+            f"expected robots.txt asked once and /private/ never, got {asked[0]} and"
+            f" {asked[1]} requests"
+        )
+        twice = sorted(path for path, count in requests.items() if count > 1)
+        assert not twice, f"each URL is requested once; these were requested more: {twice}"
         check_each_url_once(crawler)
 
     @level(5, "politeness")
@@ -146,10 +182,13 @@ class PoliteTests:
         pages.add_handler("/robots.txt", robots)
         roots = [pages.add_page(f"/{n}", []) for n in range(10)]
         crawler = self.crawl(roots, obey_robots=True, max_tasks=10)
-        assert asked_before == [0]
-        assert pages.requests["/robots.txt"] == 1
-        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "7"}
-        assert len(fetched(crawler)) == 9
+        assert asked_before == [0], (
+            "robots.txt is asked for before any page of its host: expected it asked once, after"
+            f" 0 other requests, got it asked after {asked_before} other requests"
+        )
+        why = "10 roots, robots.txt disallows /7"
+        check_skipped(crawler, RobotsDisallowed, {pages.url + "7"}, why)
+        check_fetched(crawler, {root for root in roots if root != pages.url + "7"}, why)
         check_each_url_once(crawler)
 
     @level(5, "politeness")
@@ -158,16 +197,19 @@ class PoliteTests:
         root = pages.add_page("/", ["/private/"])
         pages.add_page("/private/", [])
         crawler = self.crawl([root])
-        assert fetched(crawler) == {root, pages.url + "private/"}
-        assert pages.requests["/robots.txt"] == 0
+        why = "without obey_robots=True, a robots.txt that disallows everything"
+        check_fetched(crawler, {root, pages.url + "private/"}, why)
+        asked = pages.requests["/robots.txt"]
+        assert asked == 0, f"{why} is never asked for; it was asked {asked} times"
 
     @level(5, "politeness")
     def test_missing_robots_txt_allows_everything(self, pages: PageServer) -> None:
         root = pages.add_page("/", ["/private/"])  # No /robots.txt: a 404.
         pages.add_page("/private/", [])
         crawler = self.crawl([root], obey_robots=True)
-        assert fetched(crawler) == {root, pages.url + "private/"}
-        assert pages.requests["/robots.txt"] == 1
+        check_fetched(crawler, {root, pages.url + "private/"}, "robots.txt answers 404")
+        asked = pages.requests["/robots.txt"]
+        assert asked == 1, f"expected robots.txt asked once, got {asked} requests"
 
     @pytest.mark.parametrize("status", [500, 503])
     @level(5, "politeness")
@@ -177,7 +219,8 @@ class PoliteTests:
         add_robots(pages, "User-agent: *\nAllow: /\n", status=status)
         root = pages.add_page("/", ["/a"])
         crawler = self.crawl([root], obey_robots=True)
-        assert skipped(crawler, RobotsDisallowed) == {root: f"robots.txt answered {status}"}
+        reason = {root: f"robots.txt answered {status}"}
+        check_skipped(crawler, RobotsDisallowed, reason, f"robots.txt answers {status}")
         asked = (pages.requests["/robots.txt"], pages.requests["/"])
         assert asked == (1, 0), (
             f"a robots.txt that answers {status} disallows everything: expected robots.txt"
@@ -191,10 +234,18 @@ class PoliteTests:
         roots = [pages.add_page("/", []), pages.add_page("/a", [])]
         crawler = self.crawl(roots, obey_robots=True, max_tries=2)
         reasons = skipped(crawler, RobotsDisallowed)
-        assert set(reasons) == set(roots)
-        assert all(reason.startswith("robots.txt unreachable (") for reason in reasons.values())
-        assert pages.requests["/robots.txt"] == 2  # Tried max_tries times, as any URL.
-        assert (pages.requests["/"], pages.requests["/a"]) == (0, 0)
+        why = "robots.txt drops every connection"
+        check_skipped(crawler, RobotsDisallowed, set(roots), why)
+        wrong = [
+            reason
+            for reason in reasons.values()
+            if not reason.startswith("robots.txt unreachable (")
+        ]
+        assert not wrong, f"{why}: expected the reason 'robots.txt unreachable (...)', got {wrong}"
+        asked = pages.requests["/robots.txt"]  # Tried max_tries times, as any URL.
+        assert asked == 2, f"{why}: expected it tried max_tries=2 times, got {asked} requests"
+        pages_asked = (pages.requests["/"], pages.requests["/a"])
+        assert pages_asked == (0, 0), f"{why}: no page is asked for, yet got {pages_asked}"
 
     @level(5, "politeness")
     def test_a_host_whose_name_does_not_resolve_is_a_failure(
@@ -211,10 +262,14 @@ class PoliteTests:
         monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
         root = pages.add_page("/", [])
         crawler = self.crawl([root, "http://nowhere.invalid/"], obey_robots=True, max_tries=1)
-        assert fetched(crawler) == {root}
-        assert skipped(crawler, Skipped) == {}
-        (lost,) = [stat for stat in crawler.done if stat.url == "http://nowhere.invalid/"]
-        assert lost.status is None and is_name_error(lost.exception)
+        why = "a root whose host name does not resolve, beside a good one"
+        check_fetched(crawler, {root}, why)
+        check_skipped(crawler, Skipped, {}, why)
+        lost = acceptance.record_of(crawler, "http://nowhere.invalid/")
+        assert lost.status is None and is_name_error(lost.exception), (
+            f"{why}: expected it recorded as a failed lookup (socket.gaierror), got the status"
+            f" {lost.status} and {lost.exception!r}"
+        )
         check_each_url_once(crawler)
 
     @level(5, "politeness")
@@ -223,9 +278,13 @@ class PoliteTests:
         add_robots(pages, "User-agent: *\nDisallow: /secret/\n", path="/moved/robots.txt")
         root = pages.add_page("/", ["/secret/"])
         crawler = self.crawl([root], obey_robots=True)
-        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "secret/"}
-        assert (pages.requests["/robots.txt"], pages.requests["/moved/robots.txt"]) == (1, 1)
-        assert pages.url + "moved/robots.txt" not in crawler.seen_urls
+        why = "robots.txt redirects to /moved/robots.txt, which disallows /secret/"
+        check_skipped(crawler, RobotsDisallowed, {pages.url + "secret/"}, why)
+        asked = (pages.requests["/robots.txt"], pages.requests["/moved/robots.txt"])
+        assert asked == (1, 1), f"{why}: expected each asked once, got {asked} requests"
+        assert pages.url + "moved/robots.txt" not in crawler.seen_urls, (
+            f"{why}: the moved robots.txt is no page of the crawl, yet it is in seen_urls"
+        )
 
     @level(5, "politeness")
     def test_each_host_has_its_own_robots_txt(
@@ -236,17 +295,20 @@ class PoliteTests:
         roots = [one.add_page("/", ["/x"]), two.add_page("/", ["/x"])]
         two.add_page("/x", [])
         crawler = self.crawl(roots, obey_robots=True)
-        assert set(skipped(crawler, RobotsDisallowed)) == {one.url + "x"}
-        assert fetched(crawler) == {*roots, two.url + "x"}
-        assert one.requests["/robots.txt"] == two.requests["/robots.txt"] == 1
+        why = "two hosts, the first disallowing /x"
+        check_skipped(crawler, RobotsDisallowed, {one.url + "x"}, why)
+        check_fetched(crawler, {*roots, two.url + "x"}, why)
+        asked = (one.requests["/robots.txt"], two.requests["/robots.txt"])
+        assert asked == (1, 1), f"{why}: expected each robots.txt asked once, got {asked}"
 
     @level(5, "politeness")
     def test_robots_txt_rules_are_read_for_the_user_agent(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: special-bot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
         root = pages.add_page("/", [])
-        assert fetched(self.crawl([root], obey_robots=True)) == {root}
+        check_fetched(self.crawl([root], obey_robots=True), {root}, "robots.txt allows *")
         special = self.crawl([root], obey_robots=True, user_agent="Special-Bot/3.0 (+test)")
-        assert set(skipped(special, RobotsDisallowed)) == {root}
+        why = "robots.txt disallows everything to special-bot, user_agent='Special-Bot/3.0'"
+        check_skipped(special, RobotsDisallowed, {root}, why)
 
     # --- The User-Agent ---------------------------------------------------------------
 
@@ -262,8 +324,13 @@ class PoliteTests:
         root = pages.add_page("/", [])
         self.crawl([root], obey_robots=True)
         self.crawl([root], obey_robots=True, user_agent="my-bot/0.1")
-        assert agents[0].startswith("crawler-tutorial/")
-        assert agents[1] == "my-bot/0.1"
+        assert len(agents) == 2, f"two crawls: expected robots.txt asked twice, not {len(agents)}"
+        assert agents[0].startswith("crawler-tutorial/"), (
+            f"the default User-Agent starts 'crawler-tutorial/', not {agents[0]!r}"
+        )
+        assert agents[1] == "my-bot/0.1", (
+            f"user_agent='my-bot/0.1' is the User-Agent sent, not {agents[1]!r}"
+        )
 
     # --- Delays -------------------------------------------------------------------------
 
@@ -347,8 +414,12 @@ class PoliteTests:
 
         roots = [pages.add_handler(f"/{n}", held) for n in range(6)]
         crawler = self.crawl(roots, max_tasks=6, max_per_host=max_per_host)
-        assert pages.max_in_flight == max_per_host
-        assert len(fetched(crawler)) == 6
+        most = pages.max_in_flight
+        assert most == max_per_host, (
+            f"6 pages on one host, max_tasks=6, max_per_host={max_per_host}: {most} requests"
+            f" at once, not {max_per_host}"
+        )
+        check_fetched(crawler, set(roots), f"6 pages with max_per_host={max_per_host}")
 
     # --- Limits ---------------------------------------------------------------------------
 
@@ -357,10 +428,16 @@ class PoliteTests:
         for n in range(20):
             pages.add_page(f"/{n}", [f"/{(n + 1) % 20}", f"/{(n + 2) % 20}"])
         crawler = self.crawl([pages.url + "0"], max_pages=5, max_tasks=3)
-        assert len(fetched(crawler)) == 5
-        assert sum(pages.requests.values()) == 5
+        got = (len(fetched(crawler)), sum(pages.requests.values()))
+        assert got == (5, 5), (
+            f"20 linked pages with max_pages=5: expected 5 fetched and 5 requests, got {got[0]}"
+            f" fetched and {got[1]} requests"
+        )
         not_fetched = skipped(crawler, CrawlLimitReached)
-        assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}
+        assert not_fetched and set(not_fetched.values()) == {"max_pages=5 reached"}, (
+            "the pages queued past max_pages are recorded as skipped, 'max_pages=5 reached':"
+            f" got {not_fetched}"
+        )
         check_each_url_once(crawler)
 
     @level(5, "politeness", "limits")
@@ -370,8 +447,9 @@ class PoliteTests:
         pages.add_page("/next", ["/last"])  # Queued after /no1 and /no2 were decided.
         pages.add_page("/last", [])
         crawler = self.crawl([root], max_pages=3, obey_robots=True, max_tasks=1)
-        assert fetched(crawler) == {root, pages.url + "next", pages.url + "last"}
-        assert set(skipped(crawler, RobotsDisallowed)) == {pages.url + "no1", pages.url + "no2"}
+        why = "max_pages=3, two links disallowed by robots.txt"
+        check_fetched(crawler, {root, pages.url + "next", pages.url + "last"}, why)
+        check_skipped(crawler, RobotsDisallowed, {pages.url + "no1", pages.url + "no2"}, why)
 
     @level(5, "politeness", "limits")
     def test_max_depth_counts_links_from_a_root(self, pages: PageServer) -> None:
@@ -381,17 +459,22 @@ class PoliteTests:
         pages.add_page("/2", ["/3"])
         crawler = self.crawl([root], max_depth=1)
         base = pages.url.rstrip("/")
-        assert fetched(crawler) == {root, base + "/1", base + "/1b"}
-        assert skipped(crawler, CrawlLimitReached) == {base + "/2": "deeper than max_depth=1"}
-        assert pages.requests["/2"] == 0 and base + "/3" not in crawler.seen_urls
+        why = "max_depth=1: / links to /1, which redirects to /1b, which links to /2"
+        check_fetched(crawler, {root, base + "/1", base + "/1b"}, why)
+        reason = {base + "/2": "deeper than max_depth=1"}
+        check_skipped(crawler, CrawlLimitReached, reason, why)
+        asked = pages.requests["/2"]
+        assert asked == 0, f"{why}: /2 is never asked for, yet it was asked {asked} times"
+        assert base + "/3" not in crawler.seen_urls, f"{why}: /3 is never seen, yet it was"
         check_each_url_once(crawler)
 
     @level(5, "politeness", "limits")
     def test_max_depth_zero_fetches_the_roots_only(self, pages: PageServer) -> None:
         roots = [pages.add_page("/", ["/a"]), pages.add_page("/b", ["/a"])]
         crawler = self.crawl(roots, max_depth=0)
-        assert fetched(crawler) == set(roots)
-        assert set(skipped(crawler, CrawlLimitReached)) == {pages.url + "a"}
+        why = "max_depth=0, two roots linking to /a"
+        check_fetched(crawler, set(roots), why)
+        check_skipped(crawler, CrawlLimitReached, {pages.url + "a"}, why)
 
     @level(5, "politeness")
     def test_bad_politeness_options_raise_value_error(self) -> None:

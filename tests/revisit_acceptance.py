@@ -48,7 +48,7 @@ from shared.web.retry import RetryAfterTooLong
 from shared.web.sitemaps import MAX_SITEMAPS, BadSitemap, SitemapTooLarge
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.grading import level
-from tests.polite_acceptance import check_each_url_once, fetched, skipped
+from tests.polite_acceptance import check_each_url_once, check_fetched, check_skipped
 from tests.servers import DEADLINE, PageServer
 
 SLOW = pytest.mark.slow  # As in tests.acceptance: over a second.
@@ -227,7 +227,11 @@ class RevisitTests:
         with ServerThread(make_app(60)) as server:
             crawler = self.crawl([server.url], obey_robots=obey_robots, sitemaps=True)
         expected = expected_results(server.url, 60, obey_robots=obey_robots, sitemaps=True)
-        assert acceptance.results(crawler) == expected
+        got = acceptance.results(crawler)
+        assert got == expected, (
+            f"the test site of 60 pages with sitemaps=True, obey_robots={obey_robots}: the"
+            f" records (url, status, next_url) {acceptance.differ(got, expected)}"
+        )
         assert (server.url + "sitemap-only/", 200, None) in expected
         assert expected > expected_results(server.url, 60, obey_robots=obey_robots)
 
@@ -243,11 +247,14 @@ class RevisitTests:
         crawler = self.crawl([root], sitemaps=True, obey_robots=True)
         base = pages.url.rstrip("/")
         sitemaps = {base + path for path in ["/index.xml", "/a.xml", "/b.xml.gz"]}
-        assert fetched(crawler) == {root, base + "/one", base + "/two", *sitemaps}
-        assert set(skipped(crawler, RobotsDisallowed)) == {base + "/no"}
+        why = "robots.txt names a sitemap index of a sitemap and a gzipped one"
+        check_fetched(crawler, {root, base + "/one", base + "/two", *sitemaps}, why)
+        check_skipped(crawler, RobotsDisallowed, {base + "/no"}, why)
         listed = {s.url: s.num_urls for s in crawler.done if s.url in sitemaps}
-        assert listed == {base + "/index.xml": 2, base + "/a.xml": 2, base + "/b.xml.gz": 2}
-        assert all(s.exception is None for s in crawler.done if s.url in sitemaps)
+        expected = dict.fromkeys(sorted(sitemaps), 2)
+        assert listed == expected, f"{why}: expected the URLs each lists {expected}, got {listed}"
+        errors = {s.url: s.exception for s in crawler.done if s.url in sitemaps and s.exception}
+        assert not errors, f"{why}: each sitemap is read without error, yet got {errors}"
         check_each_url_once(crawler)
 
     @level(7, "sitemaps", "sitemaps")
@@ -257,15 +264,19 @@ class RevisitTests:
         add_sitemap(pages, "/sitemap.xml", urlset("/hidden"))
         pages.add_page("/hidden", [])
         crawler = self.crawl([root], sitemaps=True)  # robots.txt read, not obeyed.
-        assert fetched(crawler) == {root, pages.url + "sitemap.xml", pages.url + "hidden"}
-        assert pages.requests["/robots.txt"] == 1
+        why = "sitemaps=True and a robots.txt that names no sitemap"
+        check_fetched(crawler, {root, pages.url + "sitemap.xml", pages.url + "hidden"}, why)
+        asked = pages.requests["/robots.txt"]
+        assert asked == 1, f"{why}: expected robots.txt asked once, got {asked} requests"
 
     @level(7, "sitemaps", "sitemaps")
     def test_sitemaps_only_when_asked(self, pages: PageServer) -> None:
         root = pages.add_page("/", [])
         add_sitemap(pages, "/sitemap.xml", urlset("/a"))
-        assert fetched(self.crawl([root], obey_robots=True)) == {root}
-        assert pages.requests["/sitemap.xml"] == 0
+        why = "without sitemaps=True"
+        check_fetched(self.crawl([root], obey_robots=True), {root}, why)
+        asked = pages.requests["/sitemap.xml"]
+        assert asked == 0, f"{why}, /sitemap.xml is never asked for; it was asked {asked} times"
 
     @level(7, "sitemaps", "sitemaps")
     def test_sitemap_bomb_is_cut_and_recorded(self, pages: PageServer) -> None:
@@ -277,15 +288,20 @@ class RevisitTests:
         add_sitemap(pages, "/bomb.xml.gz", bomb, gzipped=True)
         add_sitemap(pages, "/big.xml", urlset(*["/y"] * 20_000))
         crawler = self.crawl([root], sitemaps=True, max_size=100_000)
-        records = acceptance.by_url(crawler)
-        assert isinstance(records[pages.url + "bomb.xml.gz"].exception, SitemapTooLarge)
-        assert isinstance(records[pages.url + "big.xml"].exception, ResponseTooLarge)
-        assert fetched(crawler) == {
-            root,
-            pages.url + "after",
-            *(pages.url + p for p in ["bomb.xml.gz", "big.xml"]),
-        }
-        assert pages.requests["/x"] == pages.requests["/y"] == 0
+        cut = acceptance.record_of(crawler, pages.url + "bomb.xml.gz").exception
+        assert isinstance(cut, SitemapTooLarge), (
+            f"a gzipped sitemap of 20 MB, max_size=100000: expected SitemapTooLarge, got {cut!r}"
+        )
+        big = acceptance.record_of(crawler, pages.url + "big.xml").exception
+        assert isinstance(big, ResponseTooLarge), (
+            f"a sitemap over max_size=100000: expected ResponseTooLarge, got {big!r}"
+        )
+        expected = {root, pages.url + "after", *(pages.url + p for p in ["bomb.xml.gz", "big.xml"])}
+        check_fetched(crawler, expected, "two sitemaps too large to read")
+        asked = (pages.requests["/x"], pages.requests["/y"])
+        assert asked == (0, 0), (
+            f"the URLs of a sitemap too large to read are never asked for, got {asked} requests"
+        )
 
     @pytest.mark.parametrize(
         ("body", "reason"),
@@ -309,10 +325,13 @@ class RevisitTests:
         pages.add_page("/b", [])
         sitemap = add_sitemap(pages, "/sitemap.xml", body)
         crawler = self.crawl([root], sitemaps=True)
-        record = acceptance.by_url(crawler)[sitemap]
-        assert record.status == 200 and isinstance(record.exception, BadSitemap)
-        assert reason in str(record.exception)
-        assert fetched(crawler) == {root, pages.url + "b", sitemap}
+        record = acceptance.record_of(crawler, sitemap)
+        error = record.exception
+        assert record.status == 200 and isinstance(error, BadSitemap) and reason in str(error), (
+            f"a sitemap that is {reason}: expected status 200 and a BadSitemap naming"
+            f" {reason!r}, got {record.status} and {error!r}"
+        )
+        check_fetched(crawler, {root, pages.url + "b", sitemap}, f"a sitemap that is {reason}")
 
     @level(7, "sitemaps", "sitemaps")
     def test_bad_gzip_sitemap_is_recorded(self, pages: PageServer) -> None:
@@ -321,7 +340,10 @@ class RevisitTests:
             "/sitemap.xml", body=b"\x1f\x8b\x08garbage", content_type="application/gzip"
         )
         crawler = self.crawl([root], sitemaps=True)
-        assert "not a gzip file" in str(acceptance.by_url(crawler)[sitemap].exception)
+        error = acceptance.record_of(crawler, sitemap).exception
+        assert "not a gzip file" in str(error), (
+            f"a sitemap of broken gzip: expected an error saying 'not a gzip file', got {error!r}"
+        )
 
     @level(7, "sitemaps", "sitemaps")
     def test_sitemap_count_is_limited(self, pages: PageServer) -> None:
@@ -332,7 +354,10 @@ class RevisitTests:
             add_sitemap(pages, path, urlset())
         crawler = self.crawl([root], sitemaps=True, max_tasks=20)
         read = [path for path in ["/sitemap.xml", *maps] if pages.requests[path]]
-        assert len(read) == MAX_SITEMAPS
+        assert len(read) == MAX_SITEMAPS, (
+            f"an index of {len(maps)} sitemaps: expected {MAX_SITEMAPS} sitemaps read at most,"
+            f" got {len(read)}"
+        )
         check_each_url_once(crawler)
 
     # --- Recrawl ---------------------------------------------------------------------
@@ -345,13 +370,28 @@ class RevisitTests:
             second = self.crawl([server.url], sitemaps=True, since=since)
         pages = {s.url for s in first.done if s.status == 200}
         sitemaps = {s.url for s in first.done if s.url in first.sitemap_urls}
-        assert {s.url for s in second.done if s.status == 304} == pages - sitemaps
-        assert {s.url for s in second.done if s.status == 200} == sitemaps  # Always whole.
-        assert as_first_time(second) == acceptance.results(first)
-        assert all(s.etag and s.last_modified for s in second.done if s.status == 304)
+        why = "a recrawl of a site that did not change"
+        unchanged = {s.url for s in second.done if s.status == 304}
+        assert unchanged == pages - sitemaps, (
+            f"{why}: the pages answered 304 {acceptance.differ(unchanged, pages - sitemaps)}"
+        )
+        whole = {s.url for s in second.done if s.status == 200}  # Sitemaps: always whole.
+        assert whole == sitemaps, (
+            f"{why}: the URLs answered 200 (the sitemaps) {acceptance.differ(whole, sitemaps)}"
+        )
+        again, before = as_first_time(second), acceptance.results(first)
+        assert again == before, (
+            f"{why}: with each 304 read as its first answer, the records"
+            f" {acceptance.differ(again, before)}"
+        )
+        bare = [s.url for s in second.done if s.status == 304 and not (s.etag and s.last_modified)]
+        assert not bare, f"{why}: a 304's record keeps its ETag and Last-Modified; not {bare}"
         first_bytes, second_bytes = (sum(s.size for s in c.done) for c in (first, second))
         print(f"{self.stage.__name__}: recrawl {second_bytes} bytes, first {first_bytes}")
-        assert second_bytes < 0.05 * first_bytes
+        assert second_bytes < 0.05 * first_bytes, (
+            f"{why}: a 304 has no body, so the recrawl reads under 5% of the first crawl's"
+            f" {first_bytes} bytes; it read {second_bytes}"
+        )
         check_each_url_once(second)
 
     @level(7, "recrawling", "recrawling")
@@ -364,12 +404,21 @@ class RevisitTests:
             server.app[SITE].edition = 2
             second = self.crawl([server.url], since=since)
         changed = changed_urls(server.url, 60)
-        assert len(changed) == 2
-        assert {s.url for s in second.done if s.status == 200} == changed
-        assert as_first_time(second) == acceptance.results(first)
-        old, new = acceptance.by_url(first), acceptance.by_url(second)
-        assert all(new[url].etag != old[url].etag for url in changed)
-        assert all(new[url].size > old[url].size for url in changed)
+        assert len(changed) == 2, f"the site's second edition changes 2 pages, not {changed}"
+        why = "a recrawl of a site whose second edition changed 2 pages"
+        whole = {s.url for s in second.done if s.status == 200}
+        assert whole == changed, f"{why}: the URLs answered 200 {acceptance.differ(whole, changed)}"
+        again, before = as_first_time(second), acceptance.results(first)
+        assert again == before, (
+            f"{why}: with each 304 read as its first answer, the records"
+            f" {acceptance.differ(again, before)}"
+        )
+        for url in sorted(changed):
+            old, new = acceptance.record_of(first, url), acceptance.record_of(second, url)
+            assert new.etag != old.etag and new.size > old.size, (
+                f"{why}: {url} changed, so expected a new ETag and a larger size, got"
+                f" {old.etag!r} then {new.etag!r}, {old.size} then {new.size} bytes"
+            )
 
     @level(7, "recrawling", "recrawling")
     def test_recrawl_sends_the_validators_it_kept(
@@ -390,15 +439,27 @@ class RevisitTests:
         root = pages.add_handler("/", tagged)
         pages.add_page("/a", [])
         first = self.crawl([root])
-        assert acceptance.by_url(first)[root].etag == 'W/"v1"'
+        etag = acceptance.record_of(first, root).etag
+        assert etag == 'W/"v1"', (
+            f"an answer's ETag is kept in its record: expected 'W/\"v1\"', got {etag!r}"
+        )
         second = self.crawl([root], since=save_records(first, tmp_path / "first.jsonl"))
-        assert asked == [
+        expected = [
             {"If-None-Match": None, "If-Modified-Since": None},
             {"If-None-Match": 'W/"v1"', "If-Modified-Since": "Mon, 02 Nov 2026 08:00:00 GMT"},
         ]
-        record = acceptance.by_url(second)[root]
-        assert (record.status, record.size, record.num_urls) == (304, 0, 1)
-        assert pages.requests["/a"] == 2  # The crawl went on past the 304.
+        assert asked == expected, (
+            "a first crawl sends no validators, a recrawl the ones it kept: expected the"
+            f" requests' If-None-Match and If-Modified-Since {expected}, got {asked}"
+        )
+        record = acceptance.record_of(second, root)
+        got = (record.status, record.size, record.num_urls)
+        assert got == (304, 0, 1), (
+            "a 304 keeps the earlier page's links: expected (status, size, links) (304, 0, 1),"
+            f" got {got}"
+        )
+        again = pages.requests["/a"]
+        assert again == 2, f"the crawl goes on past a 304 to /a: it was asked {again} times, not 2"
 
     @level(7, "recrawling", "recrawling")
     def test_304_without_an_earlier_record_is_an_answer_like_others(
@@ -408,7 +469,11 @@ class RevisitTests:
         since = tmp_path / "empty.jsonl"
         since.write_text("")
         crawler = self.crawl([root], since=str(since))
-        assert [(s.status, s.num_urls, s.exception) for s in crawler.done] == [(304, 0, None)]
+        got = [(s.status, s.num_urls, s.exception) for s in crawler.done]
+        assert got == [(304, 0, None)], (
+            "a 304 with no earlier record is an answer: expected one record (status, links,"
+            f" exception) (304, 0, None), got {got}"
+        )
 
     @level(7, "recrawling", "recrawling")
     def test_unsafe_validators_in_the_file_are_not_sent(
@@ -427,7 +492,11 @@ class RevisitTests:
 
         pages.add_handler("/", look)
         self.crawl([root], since=str(since))
-        assert "X-Injected" not in headers[0] and "If-None-Match" not in headers[0]
+        assert len(headers) == 1, f"expected one request, the server got {len(headers)}"
+        assert "X-Injected" not in headers[0] and "If-None-Match" not in headers[0], (
+            "an ETag holding a line break is not sent: the request had the headers"
+            f" {dict(headers[0])}"
+        )
         sent = headers[0].get("If-Modified-Since")
         assert sent == "Mon, 02 Nov 2026 08:00:00 GMT", (
             f"since= asks for the page only if it changed since then: If-Modified-Since"

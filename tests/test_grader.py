@@ -15,6 +15,7 @@ import importlib
 import inspect
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -26,7 +27,7 @@ import pytest
 from markdown.extensions.toc import slugify
 
 from shared.cli import new
-from tests.acceptance import AcceptanceTests, TaskGroupTests
+from tests.acceptance import AcceptanceTests, TaskGroupTests, offline_lookup
 from tests.grading import (
     LEVELS,
     SHAPES,
@@ -269,6 +270,21 @@ def test_every_acceptance_test_has_one_level() -> None:
     assert unmarked == []
     used = {levels_of(function)[0].args[0] for _, function in acceptance_tests()}
     assert used == {level.number for level in LEVELS}
+
+
+@pytest.mark.parametrize(
+    "name", ["example.com", b"www.example.org", "EXAMPLE.NET.", "public.example", "x.invalid"]
+)
+def test_a_crawl_under_test_never_looks_up_a_name_kept_for_examples(name: str | bytes) -> None:
+    asked: list[Any] = []
+    lookup = offline_lookup(lambda *args, **kwargs: asked.append(args))
+    with pytest.raises(socket.gaierror):
+        lookup(name, 80)
+    lookup("127.0.0.1", 80)
+    lookup("example.community", 80)  # Not a name kept for examples.
+    assert asked == [("127.0.0.1", 80), ("example.community", 80)], (
+        f"only the names not kept for examples reach the real lookup, got {asked}"
+    )
 
 
 # The options the chapters introduce at a level: no test below it may pass one.
