@@ -192,7 +192,7 @@ def some(items: Collection[Any], most: int = 5) -> str:
 
 async def drop_connection(request: web.Request) -> web.StreamResponse:
     """Close the connection without answering: a network failure."""
-    assert request.transport is not None
+    assert request.transport is not None, "the test server's request has no connection to drop"
     request.transport.close()
     return web.Response(body=b"")
 
@@ -330,7 +330,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             f" one record of {root} with status 200, got {records(crawler)}"
         )
 
-    @level(4, "entry-points", "redirects")
+    # The log lines a crawl writes are shown in its retry loop: the topic "retries".
+    @level(4, "entry-points", "retries")
     def test_logs_through_the_package_logger(self, pages: PageServer, logs) -> None:
         root = pages.add_redirect("/", "/a")
         self.crawl([root], max_redirect=0)
@@ -512,7 +513,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             f"/ links to a missing /foo: expected the records (url, next_url, status) {expected},"
             f" got {records(crawler)}"
         )
-        counts = (crawler.done[0].num_urls, crawler.done[0].num_new_urls)
+        counts = (first_record(crawler).num_urls, first_record(crawler).num_new_urls)
         assert counts == (1, 1), f"/ has 1 link, new: expected (1, 1) links, got {counts}"
 
     @level(2, "the-whole-crawl")
@@ -570,9 +571,9 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             num_urls=0,
             num_new_urls=0,
         )
-        assert crawler.done[0] == redirect, (
+        assert first_record(crawler) == redirect, (
             f"a redirect's record has no size, type or links: expected {redirect},"
-            f" got {crawler.done[0]}"
+            f" got {first_record(crawler)}"
         )
 
     @level(4, "fetching-one-url", "redirects")
@@ -980,13 +981,14 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
                 f"a bug while handling one URL ({error!r}) ended the whole crawl: record it"
                 " as that URL's outcome (record_crash) and go on"
             )
-        stats = by_url(crawler)
-        assert (
-            set(stats)
-            == crawler.seen_urls
-            == {root} | {pages.url + p for p in "abc"} | {pages.url + "bug"}
-        ), "a URL was lost"
-        bug = stats[pages.url + "bug"]
+        recorded = set(by_url(crawler))
+        expected = {root} | {pages.url + p for p in "abc"} | {pages.url + "bug"}
+        assert recorded == crawler.seen_urls == expected, (
+            "a URL was lost: expected /, /a, /b, /c and /bug seen and recorded; the URLs"
+            f" recorded {differ(recorded, expected)}, the URLs seen"
+            f" {differ(crawler.seen_urls, expected)}"
+        )
+        bug = record_of(crawler, pages.url + "bug")
         assert (bug.status, type(bug.exception)) == (None, ZeroDivisionError), (
             "the URL whose handling raised is recorded as a failure with that error:"
             f" expected no status and a ZeroDivisionError, got {bug.status} and {bug.exception!r}"
@@ -1088,7 +1090,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         root = pages.add_handler("/", drop_connection)
         crawler = self.crawl([root], max_tries=3)
         assert len(crawler.done) == 1, f"expected 1 record of the URL, got {records(crawler)}"
-        stat = crawler.done[0]
+        stat = first_record(crawler)
         got = (stat.url, stat.status, stat.size, stat.next_url)
         assert got == (root, None, 0, None), (
             "a URL that failed every try: expected (url, status, size, next_url)"
@@ -1118,7 +1120,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             "a refused connection: expected one failure, no status and no next_url, got"
             f" {records(crawler)}"
         )
-        error = crawler.done[0].exception
+        error = first_record(crawler).exception
         assert isinstance(error, Exception), (
             f"a failure is recorded with its exception, not {error!r}"
         )
@@ -1155,7 +1157,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             crawler = self.crawl([server.url], max_tries=2)
         records = [s[:3] for s in crawler.done]
         assert records == [(server.url, None, None)], f"expected one failure, got {records}"
-        error = crawler.done[0].exception
+        error = first_record(crawler).exception
         assert isinstance(error, Exception), (
             f"a failure is recorded with its exception, not {error!r}"
         )
@@ -1372,11 +1374,19 @@ class SharedRobotsTests:
             return first, second
 
         first, second = run_with_deadline(lambda: lib.run(main()))
-        assert first.cancelled()
-        assert not second.cancelled()
-        assert second.done() and second.exception() is None
-        assert crawler.fetches == 1
-        assert crawler.polite.host(url).rules is rules
+        why = "two waiters share one robots.txt fetch and the first is cancelled"
+        assert first.cancelled(), f"{why}: expected the first waiter cancelled, got {first}"
+        assert not second.cancelled(), (
+            f"{why}: expected the second waiter left alone, yet it was cancelled too"
+        )
+        assert second.done() and second.exception() is None, (
+            f"{why}: expected the second waiter to get the rules, without an error, got {second}"
+        )
+        assert crawler.fetches == 1, (
+            f"{why}: expected robots.txt fetched once, got {crawler.fetches} fetches"
+        )
+        kept = crawler.polite.host(url).rules
+        assert kept is rules, f"{why}: expected the host to keep the fetched rules, got {kept}"
 
     def test_a_stopped_crawl_cancels_the_robots_fetch_it_left(self) -> None:
         # Shielded, the fetch no longer ends with the last worker waiting
@@ -1403,7 +1413,11 @@ class SharedRobotsTests:
                 await crawling
             for _ in range(3):  # The fetch takes its cancellation, if it got one.
                 await lib.sleep(0)
-            (fetch,) = crawler.robots_fetches.values()
-            return fetch.cancelled()  # Now: run() would cancel it anyway, later.
+            fetches = list(crawler.robots_fetches.values())
+            assert len(fetches) == 1, f"expected one robots.txt fetch left, got {fetches}"
+            return fetches[0].cancelled()  # Now: run() would cancel it anyway, later.
 
-        assert run_with_deadline(lambda: lib.run(main())) is True
+        assert run_with_deadline(lambda: lib.run(main())) is True, (
+            "a crawl cancelled while a worker waits for robots.txt: expected the crawl to"
+            " cancel the fetch it left, yet the fetch was not cancelled"
+        )

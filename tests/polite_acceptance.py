@@ -338,12 +338,21 @@ class PoliteTests:
     def test_requests_to_one_host_are_at_least_the_delay_apart(self, pages: PageServer) -> None:
         roots = [pages.add_page(f"/{n}", []) for n in range(5)]
         crawler, requests = self.crawl_timed(roots, delay=0.1, max_tasks=5, obey_robots=True)
-        assert [url for url, _ in requests][0] == pages.url + "robots.txt"
-        assert len(requests) == 6  # robots.txt, then the five pages.
+        why = "five pages of one host with delay=0.1 and obey_robots=True"
+        urls = [url for url, _ in requests]
+        assert urls[:1] == [pages.url + "robots.txt"], (
+            f"{why}: expected robots.txt asked first, got the requests {urls}"
+        )
+        assert len(requests) == 6, (  # robots.txt, then the five pages.
+            f"{why}: expected 6 requests, robots.txt and the five pages, got {urls}"
+        )
         spacing = gaps([now for _, now in requests])
         print(f"{self.stage.__name__}: request spacing with delay=0.1: {min(spacing):.4f} s min")
-        assert min(spacing) >= 0.1
-        assert len(fetched(crawler)) == 5
+        assert min(spacing) >= 0.1, (
+            f"{why}: expected requests at least 0.1 s apart; two started {min(spacing):.3f} s apart"
+        )
+        got = sorted(fetched(crawler))
+        assert len(got) == 5, f"{why}: expected the five pages fetched, got {got}"
 
     @level(5, "politeness")
     def test_retries_wait_for_the_delay_too(self, pages: PageServer) -> None:
@@ -358,9 +367,16 @@ class PoliteTests:
 
         root = pages.add_handler("/", flaky)
         crawler, requests = self.crawl_timed([root], delay=0.1)
-        assert [url for url, _ in requests] == [root] * 3
-        assert min(gaps([now for _, now in requests])) >= 0.1
-        assert crawler.done[0].status == 200
+        why = "a page whose connection drops twice, then answers, with delay=0.1"
+        urls = [url for url, _ in requests]
+        assert urls == [root] * 3, f"{why}: expected the page asked three times, got {urls}"
+        spacing = min(gaps([now for _, now in requests]))
+        assert spacing >= 0.1, (
+            f"{why}: expected each try at least 0.1 s after the last;"
+            f" two were {spacing:.3f} s apart"
+        )
+        status = acceptance.first_record(crawler).status
+        assert status == 200, f"{why}: expected the third try's 200 recorded, got {status}"
 
     @level(5, "politeness")
     def test_the_timeout_starts_after_the_wait_for_the_turn(self, pages: PageServer) -> None:
@@ -370,15 +386,23 @@ class PoliteTests:
         crawler = self.crawl(roots, delay=0.8, timeout=0.4, max_tries=1, max_tasks=2)
         failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status is None}
         assert failed == {}, f"a page failed after waiting for its turn: {failed}"
-        assert sorted(pages.requests) == ["/0", "/1"]
+        asked = sorted(pages.requests)
+        assert asked == ["/0", "/1"], f"expected both pages asked for, got requests of {asked}"
 
     @level(5, "politeness")
     def test_crawl_delay_counts_when_longer_than_the_delay(self, pages: PageServer) -> None:
         add_robots(pages, "User-agent: *\nCrawl-delay: 0.2\n")
         roots = [pages.add_page(f"/{n}", []) for n in range(3)]
         _, requests = self.crawl_timed(roots, delay=0.05, obey_robots=True)
-        assert len(requests) == 4
-        assert min(gaps([now for _, now in requests])) >= 0.2
+        why = "three pages, with delay=0.05 and a robots.txt of Crawl-delay: 0.2"
+        urls = [url for url, _ in requests]
+        assert len(requests) == 4, (
+            f"{why}: expected 4 requests, robots.txt and the three pages, got {urls}"
+        )
+        spacing = min(gaps([now for _, now in requests]))
+        assert spacing >= 0.2, (
+            f"{why}: expected requests at least 0.2 s apart; two started {spacing:.3f} s apart"
+        )
 
     @level(5, "politeness")
     def test_the_delay_is_kept_per_host(self, two_servers: tuple[PageServer, PageServer]) -> None:
@@ -386,12 +410,20 @@ class PoliteTests:
         roots = [one.add_page(f"/{n}", []) for n in range(2)]
         roots += [two.add_page(f"/{n}", []) for n in range(2)]
         _, requests = self.crawl_timed(roots, delay=0.1)
+        why = "two pages on each of two hosts, with delay=0.1"
+        urls = [url for url, _ in requests]
         for server in two_servers:
             times = [now for url, now in requests if url.startswith(server.url)]
-            assert len(times) == 2 and gaps(times)[0] >= 0.1
+            assert len(times) == 2 and gaps(times)[0] >= 0.1, (
+                f"{why}: expected {server.url} asked twice, at least 0.1 s apart, got"
+                f" requests at {times}"
+            )
         # The second host's first request does not wait for the first host's delay.
         hosts = [url.startswith(one.url) for url, _ in requests]
-        assert hosts.index(False) < len(hosts) - 1 - hosts[::-1].index(True)
+        assert hosts.index(False) < len(hosts) - 1 - hosts[::-1].index(True), (
+            f"{why}: expected the second host's first request before the first host's last,"
+            f" without waiting out the first host's delay; the requests were {urls}"
+        )
 
     # --- Per-host concurrency --------------------------------------------------------------
 

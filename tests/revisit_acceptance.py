@@ -154,19 +154,41 @@ class RevisitTests:
         times: dict[str, list[float]] = {}
         crawler.on_request = lambda url, now: times.setdefault(url, []).append(now)
         acceptance.run_with_deadline(lambda: self.stage.run(crawler))
-        (held_until,) = {host.not_before for host in crawler.polite.hosts.values()}
-        assert len(times[a]) == 2 and times[a][1] - times[a][0] >= 1.0
-        assert times[a][1] >= held_until and times[c][0] >= held_until  # The host waited.
-        assert [stat.status for stat in crawler.done if stat.url == a] == [200]
-        assert crawler.waits == {"retry_after": 1}
+        holds = {host.not_before for host in crawler.polite.hosts.values()}
+        why = "/a answers 429 with Retry-After: 1 while /b and /c wait on the same host"
+        assert len(holds) == 1, f"{why}: expected one host held until one time, got {holds}"
+        (held_until,) = holds
+        at_a, at_c = times.get(a, []), times.get(c, [])
+        assert len(at_a) == 2 and at_a[1] - at_a[0] >= 1.0, (
+            f"{why}: expected /a asked twice, at least 1 s apart, got requests at {at_a}"
+        )
+        # The host waited.
+        assert at_a[1] >= held_until and at_c and at_c[0] >= held_until, (
+            f"{why}: expected /a's second try and /c to start once the host's hold ended"
+            f" ({held_until:.3f}), got /a at {at_a} and /c at {at_c}"
+        )
+        statuses = [stat.status for stat in crawler.done if stat.url == a]
+        assert statuses == [200], (
+            f"{why}: expected one record of /a, the 200 after the wait, got the statuses {statuses}"
+        )
+        assert crawler.waits == {"retry_after": 1}, (
+            f"{why}: expected the waits {{'retry_after': 1}}, got {crawler.waits}"
+        )
 
     @level(7, "coming-back")
     def test_retry_after_date_in_the_past_is_no_wait(self, pages: PageServer) -> None:
         past = email.utils.formatdate(time.time() - 3600, usegmt=True)
         root = pages.add_handler("/", busy_then_ok([retry_after(past)]))
         crawler = self.crawl([root])
-        assert pages.requests["/"] == 2 and crawler.done[0].status == 200
-        assert crawler.waits == {"retry_after": 1}
+        why = "a 503 with a Retry-After date an hour ago"
+        got = (pages.requests["/"], acceptance.first_record(crawler).status)
+        assert got == (2, 200), (
+            f"{why}: expected / asked again at once and fetched (2 requests, status 200),"
+            f" got {got[0]} requests and the status {got[1]}"
+        )
+        assert crawler.waits == {"retry_after": 1}, (
+            f"{why}: expected the waits {{'retry_after': 1}}, got {crawler.waits}"
+        )
 
     @pytest.mark.parametrize("value", ["3600", "99999999999999999999999", "9" * 5000])
     @level(7, "coming-back")
@@ -175,17 +197,37 @@ class RevisitTests:
     ) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after(value)] * 9, status=429))
         crawler = self.crawl([root])
-        (stat,) = crawler.done
-        assert (stat.status, type(stat.exception)) == (429, RetryAfterTooLong)
-        assert "over max_retry_after=120" in str(stat.exception)
-        assert pages.requests["/"] == 1 and not crawler.waits
+        why = f"a 429 with Retry-After: {value[:30]!r}, over the cap of 120 s"
+        assert len(crawler.done) == 1, (
+            f"{why}: expected one record, got {acceptance.records(crawler)}"
+        )
+        stat = acceptance.first_record(crawler)
+        assert (stat.status, type(stat.exception)) == (429, RetryAfterTooLong), (
+            f"{why}: expected the 429 recorded with a RetryAfterTooLong, got"
+            f" {stat.status} and {stat.exception!r}"
+        )
+        assert "over max_retry_after=120" in str(stat.exception), (
+            f"{why}: expected the error to say 'over max_retry_after=120', got {stat.exception}"
+        )
+        got = (pages.requests["/"], crawler.waits)
+        assert got[0] == 1 and not got[1], (
+            f"{why}: expected / asked once and no wait, got {got[0]} requests"
+            f" and the waits {got[1]}"
+        )
 
     @level(7, "coming-back")
     def test_max_retry_after_sets_the_cap(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("1")] * 9))
         crawler = self.crawl([root], max_retry_after=0.5)
-        assert isinstance(crawler.done[0].exception, RetryAfterTooLong)
-        assert pages.requests["/"] == 1
+        why = "a 503 with Retry-After: 1, over max_retry_after=0.5"
+        error = acceptance.first_record(crawler).exception
+        assert isinstance(error, RetryAfterTooLong), (
+            f"{why}: expected the answer recorded with a RetryAfterTooLong, got {error!r}"
+        )
+        asked = pages.requests["/"]
+        assert asked == 1, (
+            f"{why}: expected / asked once, not waited for; it was asked {asked} times"
+        )
 
     # --- Without a usable Retry-After: backoff ------------------------------------------
 
@@ -196,15 +238,30 @@ class RevisitTests:
     def test_busy_answer_is_kept_once_max_tries_are_spent(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("0")] * 9))
         crawler = self.crawl([root], max_tries=2)
-        (stat,) = crawler.done
-        assert (stat.status, stat.exception) == (503, None)
-        assert pages.requests["/"] == 2 and crawler.waits == {"retry_after": 1}
+        why = "a 503 with Retry-After: 0 on every try, with max_tries=2"
+        assert len(crawler.done) == 1, (
+            f"{why}: expected one record, got {acceptance.records(crawler)}"
+        )
+        stat = acceptance.first_record(crawler)
+        assert (stat.status, stat.exception) == (503, None), (
+            f"{why}: expected the last 503 kept as the answer, without an error; got"
+            f" {stat.status} and {stat.exception!r}"
+        )
+        got = (pages.requests["/"], crawler.waits)
+        assert got == (2, {"retry_after": 1}), (
+            f"{why}: expected / asked twice with one wait {{'retry_after': 1}}, got {got[0]}"
+            f" requests and the waits {got[1]}"
+        )
 
     @level(7, "coming-back")
     def test_other_statuses_with_retry_after_are_not_retried(self, pages: PageServer) -> None:
         root = pages.add_handler("/", busy_then_ok([retry_after("0")], status=500))
         crawler = self.crawl([root])
-        assert crawler.done[0].status == 500 and pages.requests["/"] == 1
+        got = (acceptance.first_record(crawler).status, pages.requests["/"])
+        assert got == (500, 1), (
+            "a 500 with Retry-After: 0 is an answer, not a request to come back: expected the"
+            f" 500 recorded after 1 request, got the status {got[0]} after {got[1]} requests"
+        )
 
     @level(7, "coming-back")
     def test_the_report_counts_the_waits(self, pages: PageServer, capsys: Any) -> None:
@@ -217,7 +274,10 @@ class RevisitTests:
         assert {"1 wait_retry_after", "1 wait_backoff", "1 wait_bad_retry_after"} <= {
             line.strip() for line in lines
         }
-        assert {stat.status for stat in crawler.done} == {200}
+        statuses = {stat.status for stat in crawler.done}
+        assert statuses == {200}, (
+            f"/, /a and /b each answer 200 in the end: expected only 200s, got {statuses}"
+        )
 
     # --- Sitemaps -----------------------------------------------------------------------
 
@@ -232,8 +292,13 @@ class RevisitTests:
             f"the test site of 60 pages with sitemaps=True, obey_robots={obey_robots}: the"
             f" records (url, status, next_url) {acceptance.differ(got, expected)}"
         )
-        assert (server.url + "sitemap-only/", 200, None) in expected
-        assert expected > expected_results(server.url, 60, obey_robots=obey_robots)
+        # The oracle itself: the sitemap adds a page no link reaches.
+        assert (server.url + "sitemap-only/", 200, None) in expected, (
+            "the oracle with sitemaps=True lacks the page only the sitemap lists"
+        )
+        assert expected > expected_results(server.url, 60, obey_robots=obey_robots), (
+            "the oracle with sitemaps=True is not a superset of the one without"
+        )
 
     @level(7, "sitemaps", "sitemaps")
     def test_sitemap_index_and_gzip_sitemap_are_followed(self, pages: PageServer) -> None:

@@ -31,6 +31,7 @@ import pytest
 from shared.sim import Conditions, World
 from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
 from shared.web.retry import BACKOFF_BASE
+from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.grading import level
 
 LATENCY = 0.2  # Virtual seconds each answer takes, at the middle of its range.
@@ -75,6 +76,33 @@ def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Cal
 def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
     """Return the ``(url, status, next_url)`` triples a crawl recorded."""
     return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
+
+
+def outcomes(crawler: Any) -> list[tuple[str, int | None, str]]:
+    """Return the ``(url, status, exception)`` of each record, in the order made."""
+    return [(stat.url, stat.status, repr(stat.exception)) for stat in crawler.done]
+
+
+def check_timed_out(crawler: Any, why: str) -> None:
+    """Check that the crawl made one record, of a TimeoutError; say what it made if not."""
+    assert [type(stat.exception) for stat in crawler.done] == [TimeoutError], (
+        f"{why}: expected one record, of a TimeoutError; got (url, status, exception)"
+        f" {outcomes(crawler)}"
+    )
+
+
+def check_fetched_after(
+    crawler: Any, waits: dict[str, int], times: list[float], gap: float, why: str
+) -> None:
+    """Check two requests ``gap`` s apart or more, a 200 in the end and the ``waits`` counted."""
+    assert len(times) == 2 and times[1] - times[0] >= gap, (
+        f"{why}: expected two requests at least {gap:g} s apart, got requests at {times}"
+    )
+    got = (acceptance.first_record(crawler).status, crawler.waits)
+    assert got == (200, waits), (
+        f"{why}: expected the page fetched (200) in the end and the waits {waits},"
+        f" got the status {got[0]} and the waits {got[1]}"
+    )
 
 
 class SimulatedTests:
@@ -146,27 +174,44 @@ class SimulatedTests:
     def test_full_crawl_in_simulation_matches_the_oracle(self, seed: int) -> None:
         world, site, root = self.world(seed, pages=300)
         crawler = self.simulate(world, [root], max_tasks=10)
-        assert results(crawler) == expected_results(root, 300)
-        assert len(crawler.done) == len(crawler.seen_urls)
+        expected = expected_results(root, 300)
+        assert results(crawler) == expected, (
+            "the 300-page site in simulation: the records (url, status, next_url)"
+            f" {acceptance.differ(results(crawler), expected)}"
+        )
+        assert len(crawler.done) == len(crawler.seen_urls), (
+            f"expected one record for each URL seen: {len(crawler.seen_urls)} URLs seen,"
+            f" {len(crawler.done)} records"
+        )
         assert max(site.counters.requests.values()) == 1, "a URL was requested more than once"
 
     @level(4, "fetching-one-url", "timeouts")
     def test_a_lost_answer_ends_in_the_timeout(self, seed: int, logs: Any) -> None:
         world, _, root = self.world(seed, loss=1.0)
         crawler = self.simulate(world, [root], timeout=30.0, max_tries=2)
-        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
-        assert (crawler.done[0].status, crawler.done[0].size) == (None, 0)
-        assert f"try 1 for {root} raised" in logs.text
+        check_timed_out(crawler, "an answer that never comes, with timeout=30")
+        stat = acceptance.first_record(crawler)
+        assert (stat.status, stat.size) == (None, 0), (
+            "a request that timed out has no status and no body: expected (status, size)"
+            f" (None, 0), got {(stat.status, stat.size)}"
+        )
+        acceptance.check_logged(logs, f"try 1 for {root} raised", self.stage.__name__)
         # Two tries, each given up after exactly its timeout.
-        assert world.time() == pytest.approx(2 * 30.0)
+        assert world.time() == pytest.approx(2 * 30.0), (
+            "max_tries=2 with timeout=30 and no answer: expected the crawl to end after"
+            f" 60 s of simulated time, two timeouts; it ended after {world.time():g} s"
+        )
 
     @level(4, "fetching-one-url", "timeouts")
     def test_a_stalled_answer_ends_in_the_timeout(self, seed: int) -> None:
         # Half the answer arrives, then nothing: the timeout covers the whole request.
         world, _, root = self.world(seed, stall=1.0)
         crawler = self.simulate(world, [root], timeout=5.0, max_tries=3)
-        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
-        assert world.time() == pytest.approx(3 * 5.0)
+        check_timed_out(crawler, "an answer that stalls halfway, with timeout=5")
+        assert world.time() == pytest.approx(3 * 5.0), (
+            "max_tries=3 with timeout=5 and a stalled answer: expected the crawl to end after"
+            f" 15 s of simulated time, three timeouts; it ended after {world.time():g} s"
+        )
 
     @level(6, "http-on-the-wire", "timeouts")
     def test_an_answer_that_trickles_in_ends_in_the_timeout(self, seed: int) -> None:
@@ -174,8 +219,11 @@ class SimulatedTests:
         # whole answer never does within the timeout.
         world, _, root = self.world(seed, latency=0.0, jitter=0.0, bandwidth=1.0)
         crawler = self.simulate(world, [root], timeout=5.0, max_tries=2)
-        assert [type(stat.exception) for stat in crawler.done] == [TimeoutError]
-        assert world.time() == pytest.approx(2 * 5.0)
+        check_timed_out(crawler, "an answer of one byte a second, with timeout=5")
+        assert world.time() == pytest.approx(2 * 5.0), (
+            "max_tries=2 with timeout=5 and an answer that trickles in: expected the crawl to"
+            f" end after 10 s of simulated time, two timeouts; it ended after {world.time():g} s"
+        )
 
     @level(4, "fetching-one-url")
     def test_reset_connections_are_tried_again(self, seed: int) -> None:
@@ -185,7 +233,10 @@ class SimulatedTests:
         assert sum(requests.values()) > len(requests), "no reset connection was tried again"
         assert max(requests.values()) <= 4, "a URL was tried more than max_tries times"
         for stat in crawler.done:
-            assert stat.status is not None or isinstance(stat.exception, OSError)
+            assert stat.status is not None or isinstance(stat.exception, OSError), (
+                f"{stat.url} has no status, so expected its error to be a network error"
+                f" (an OSError), got {stat.exception!r}"
+            )
 
     @level(5, "politeness")
     def test_requests_are_at_least_the_delay_apart(self, seed: int) -> None:
@@ -194,7 +245,10 @@ class SimulatedTests:
         record = lambda url, now: starts.append(now)  # noqa: E731
         self.simulate(world, [root], record, delay=1.5, max_tasks=5, obey_robots=True)
         gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
-        assert len(starts) > 10
+        assert len(starts) > 10, (
+            "the 10-page site with its robots.txt: expected more than 10 requests,"
+            f" got {len(starts)}"
+        )
         assert min(gaps) >= 1.5, f"two requests started {min(gaps):.3f} s apart"
 
     # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
@@ -212,8 +266,7 @@ class SimulatedTests:
     @level(7, "coming-back")
     def test_retry_after_seconds_is_waited_for(self, seed: int) -> None:
         crawler, times = self.clocked(seed, busy_then_ok([{"Retry-After": "30"}], status=429))
-        assert len(times) == 2 and times[1] - times[0] >= 30
-        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+        check_fetched_after(crawler, {"retry_after": 1}, times, 30, "a 429 with Retry-After: 30")
 
     @level(7, "coming-back")
     def test_retry_after_date_is_waited_for(self, seed: int) -> None:
@@ -224,21 +277,30 @@ class SimulatedTests:
         answers = [dated, busy_then_ok([])]
         crawler, times = self.clocked(seed, lambda request: answers.pop(0)(request))
         # The date has whole seconds: 60 s ahead, written down, is more than 59 s.
-        assert len(times) == 2 and times[1] - times[0] >= 59
-        assert crawler.done[0].status == 200 and crawler.waits == {"retry_after": 1}
+        why = "a 503 with a Retry-After date a minute ahead"
+        check_fetched_after(crawler, {"retry_after": 1}, times, 59, why)
 
     @level(7, "coming-back")
     def test_503_without_retry_after_backs_off(self, seed: int) -> None:
         crawler, times = self.clocked(seed, busy_then_ok([None, None]), max_tries=3)
+        why = "two 503s without Retry-After, then a 200, with max_tries=3"
+        assert len(times) == 3, f"{why}: expected three requests, got requests at {times}"
         first, second, third = times
         # Jitter takes at most half of each wait, and each wait doubles.
-        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE
-        assert crawler.done[0].status == 200 and crawler.waits == {"backoff": 2}
+        assert second - first >= BACKOFF_BASE / 2 and third - second >= BACKOFF_BASE, (
+            f"{why}: expected the waits to back off, at least {BACKOFF_BASE / 2:g} s and then"
+            f" {BACKOFF_BASE:g} s; the requests started at {times}"
+        )
+        got = (acceptance.first_record(crawler).status, crawler.waits)
+        assert got == (200, {"backoff": 2}), (
+            f"{why}: expected the page fetched (200) in the end and the waits {{'backoff': 2}},"
+            f" got the status {got[0]} and the waits {got[1]}"
+        )
 
     @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
     @level(7, "coming-back")
     def test_unreadable_retry_after_backs_off(self, seed: int, value: str) -> None:
         answer = busy_then_ok([{"Retry-After": value}], status=429)
         crawler, times = self.clocked(seed, answer)
-        assert len(times) == 2 and times[1] - times[0] >= BACKOFF_BASE / 2
-        assert crawler.done[0].status == 200 and crawler.waits == {"bad_retry_after": 1}
+        why = f"a 429 with Retry-After: {value!r}"
+        check_fetched_after(crawler, {"bad_retry_after": 1}, times, BACKOFF_BASE / 2, why)
