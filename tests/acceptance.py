@@ -1323,7 +1323,10 @@ class TaskGroupTests:
         crawler = DyingWorkerCrawler([root], max_tasks=2)
         with pytest.raises(ExceptionGroup) as raised:
             run_with_deadline(lambda: self.stage.run(crawler))
-        assert raised.group_contains(RuntimeError, match="a bug in record_crash")
+        assert raised.group_contains(RuntimeError, match="a bug in record_crash"), (
+            "a worker that died in record_crash: expected its RuntimeError ('a bug in"
+            f" record_crash') among the crawl's errors, got {raised.value!r}"
+        )
 
 
 class SharedRobotsTests:

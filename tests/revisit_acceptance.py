@@ -271,9 +271,11 @@ class RevisitTests:
         crawler = self.crawl([root])
         report(crawler)
         lines = capsys.readouterr().out.splitlines()
-        assert {"1 wait_retry_after", "1 wait_backoff", "1 wait_bad_retry_after"} <= {
-            line.strip() for line in lines
-        }
+        counted = {"1 wait_retry_after", "1 wait_backoff", "1 wait_bad_retry_after"}
+        assert counted <= {line.strip() for line in lines}, (
+            f"one wait of each kind: expected the report to have the lines {sorted(counted)},"
+            f" got {lines}"
+        )
         statuses = {stat.status for stat in crawler.done}
         assert statuses == {200}, (
             f"/, /a and /b each answer 200 in the end: expected only 200s, got {statuses}"
