@@ -193,6 +193,7 @@ class Grade:
     ran: set[int] = dataclasses.field(default_factory=set)
     failures: dict[str, Failure] = dataclasses.field(default_factory=dict)
     deselected: int = 0  # Its tests left out by -k, -m or another deselection.
+    package: str = ""  # The package graded, when it is one (not a file of tests/broken).
 
     @property
     def failed_at(self) -> int | None:
@@ -202,6 +203,7 @@ class Grade:
     def note(self, record: dict[str, Any], report: pytest.TestReport) -> None:
         """Note one report of a graded test; the cases of one test share a line."""
         self.deselected = record["deselected"]
+        self.package = record.get("package", "")
         if report.failed or (report.when == "call" and report.passed):
             self.ran.add(record["level"])  # Not for the teardown of a skipped test.
         if not report.failed:
@@ -238,6 +240,17 @@ def shape_of(item: pytest.Item) -> str | None:
     return getattr(getattr(item, "cls", None), "shape", None)
 
 
+def package_of(item: pytest.Item) -> str:
+    """Return the package whose acceptance tests an item is (``NAME/tests/test_acceptance.py``).
+
+    Return "" for a test of any other file.
+    """
+    path = item.path.resolve()
+    if path.name == "test_acceptance.py" and path.parent.name == "tests":
+        return path.parent.parent.name
+    return ""
+
+
 def label_of(item: pytest.Item) -> str:
     """Return the name of the graded crawler an item belongs to.
 
@@ -246,9 +259,9 @@ def label_of(item: pytest.Item) -> str:
     it when the class has a name of its own (tests/broken/ has a file per
     bug and a class per shape).
     """
+    if package := package_of(item):
+        return package
     path = item.path.resolve()
-    if path.name == "test_acceptance.py" and path.parent.name == "tests":
-        return path.parent.parent.name
     label = path.relative_to(ROOT).as_posix() if ROOT in path.parents else str(path)
     cls = getattr(item, "cls", None)
     return label if cls is None or cls.__name__ == "TestAcceptance" else f"{label}::{cls.__name__}"
@@ -309,6 +322,9 @@ class Grader:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.top: int = config.getoption("level") or TOP
+        # --seeds N or --seed K (tests/seeds.py): the simulated tests ran under chosen seeds.
+        seeded = (config.getoption(name, None) for name in ("seeds", "one_seed"))
+        self.seeded = any(value is not None for value in seeded)
         self.grades: dict[str, Grade] = {}
         self.deselected: dict[str, int] = {}  # Per graded crawler, while collecting.
         self.leaving_out_levels = False  # While --level deselects.
@@ -393,6 +409,7 @@ class Grader:
             "rule": mark.kwargs["rule"],
             "chapter": taught(mark.kwargs["topic"], shape_of(item)),
             "deselected": self.deselected.get(label_of(item), 0),
+            "package": package_of(item),
             "message": own_error(call) if report.failed else None,
         }
         report.user_properties.append(("grade", record))
@@ -413,7 +430,23 @@ class Grader:
                 terminalreporter.write_line(line)
 
     def summary(self, grade: Grade) -> list[str]:
-        """Return the lines of one crawler's grade."""
+        """Return the lines of one crawler's grade, and for a package, how to hunt races.
+
+        The simulated tests ran under one schedule; unless --seeds or --seed
+        chose others, the last line gives the command that runs them under many.
+        """
+        lines = self.outcome(grade)
+        if not grade.package or self.seeded:
+            return lines
+        offer = "the simulated tests ran under one schedule; to hunt races, run them under 100:"
+        command = f"pytest {grade.package} --seeds 100"
+        width = max(shutil.get_terminal_size().columns, 40)
+        if len(offer) + 1 + len(command) <= width:
+            return [*lines, f"{offer} {command}"]
+        return [*lines, *wrapped(offer, width, "", ""), f"  {command}"]  # The command whole.
+
+    def outcome(self, grade: Grade) -> list[str]:
+        """Return the lines that say how far a crawler got, and what to read for each failure."""
         failed_at = grade.failed_at
         width = max(shutil.get_terminal_size().columns, 40)  # Lines wrap there, not mid-word.
         if grade.deselected:  # Some of its tests did not run: say which levels did.

@@ -11,6 +11,7 @@ hint or a skeleton names exists in the docs.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -190,6 +191,7 @@ def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
         assert lines[0] == f"level 1 of {TOP}: passed 0, failed at 1", output
         assert any(hint.match(line) for line in lines)
         assert any(line.startswith("NotImplementedError: ") for line in lines)
+        assert lines[-1].endswith(f"pytest {package} --seeds 100"), output
 
 
 @pytest.mark.parametrize(
@@ -391,10 +393,18 @@ def test_each_name_is_where_the_page_says(page: str) -> None:
 # --- The summary's lines ----------------------------------------------------------
 
 
-def summary_of(grade: Grade, columns: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Return the summary lines of ``grade`` at a terminal ``columns`` wide (no --level, -q)."""
+def summary_of(
+    grade: Grade, columns: int, monkeypatch: pytest.MonkeyPatch, **options: int
+) -> list[str]:
+    """Return the summary lines of ``grade`` at a terminal ``columns`` wide (-q).
+
+    ``options`` are the command line's (``seeds=5``, ``one_seed=3``); none by default.
+    """
     monkeypatch.setenv("COLUMNS", str(columns))
-    config = SimpleNamespace(getoption=lambda name: None, get_verbosity=lambda: 0)
+    config = SimpleNamespace(
+        getoption=lambda name, default=None: options.get(name, default),
+        get_verbosity=lambda: 0,
+    )
     return Grader(config).summary(grade)  # type: ignore[arg-type]
 
 
@@ -429,3 +439,40 @@ def test_with_tests_deselected_the_grade_says_which_levels_ran(
 def test_a_crawler_that_passes_every_level_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
     grade = Grade("mine", ran=set(range(1, TOP + 1)))
     assert summary_of(grade, 80, monkeypatch) == [f"level {TOP} of {TOP}: passed {TOP}"]
+
+
+OFFER = "the simulated tests ran under one schedule; to hunt races, run them under 100:"
+
+
+@pytest.mark.parametrize("failed", [True, False])
+def test_a_package_is_offered_the_command_that_hunts_races(
+    monkeypatch: pytest.MonkeyPatch, failed: bool
+) -> None:
+    grade = failed_grade() if failed else Grade("mine", ran=set(range(1, TOP + 1)))
+    grade.package = "mine"
+    lines = summary_of(grade, 200, monkeypatch)
+    assert lines[-1] == f"{OFFER} pytest mine --seeds 100"
+    assert lines[:-1] == summary_of(dataclasses.replace(grade, package=""), 200, monkeypatch)
+
+
+def test_on_a_narrow_terminal_the_command_keeps_a_line_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grade = Grade("mine", ran=set(range(1, TOP + 1)), package="mine")
+    lines = summary_of(grade, 50, monkeypatch)
+    assert lines[-1] == "  pytest mine --seeds 100"
+    assert all(len(line) <= 50 for line in lines)
+    assert " ".join(lines[1:-1]) == OFFER
+
+
+@pytest.mark.parametrize("given", [{"seeds": 5}, {"one_seed": 3}, {"one_seed": 0}])
+def test_no_command_is_offered_once_seeds_are_chosen(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, int]
+) -> None:
+    grade = Grade("mine", ran=set(range(1, TOP + 1)), package="mine")
+    assert summary_of(grade, 200, monkeypatch, **given) == [f"level {TOP} of {TOP}: passed {TOP}"]
+
+
+def test_a_file_of_tests_is_offered_no_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    grade = Grade("tests/broken/x.py::TestAsyncio", ran={1, 2})  # Not a package.
+    assert not any("--seeds" in line for line in summary_of(grade, 200, monkeypatch))
