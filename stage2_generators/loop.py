@@ -79,17 +79,17 @@ class EventLoop:
         clock: Callable[[], float] = time.monotonic,
         selector: selectors.BaseSelector | None = None,
     ) -> None:
-        self._recorder = recorder  # Notes each select() and each run of steps.
-        self._journal = journal  # Notes each turn and each callback, for a replay.
-        self._ready: collections.deque[Handle] = collections.deque()
-        self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
-        self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
         # Time and the way of waiting are given to the loop: real by default,
         # or a simulated world's (shared/sim), where time jumps ahead to the
         # next timer or arrival whenever nothing is ready.
         self._clock = clock
         self._selector = selector or selectors.DefaultSelector()
         # --8<-- [end:clock]
+        self._recorder = recorder  # Notes each select() and each run of steps.
+        self._journal = journal  # Notes each turn and each callback, for a replay.
+        self._ready: collections.deque[Handle] = collections.deque()
+        self._scheduled: list[TimerHandle] = []  # A heap, earliest first.
+        self._timer_cancelled_count = 0  # Cancelled handles still in the heap.
         self._clock_resolution = time.get_clock_info("monotonic").resolution
         self._stopping = False
         self._running = False
