@@ -79,9 +79,7 @@ class EventLoop:
         clock: Callable[[], float] = time.monotonic,
         selector: selectors.BaseSelector | None = None,
     ) -> None:
-        # Time and the way of waiting are given to the loop: real by default,
-        # or a simulated world's (shared/sim), where time jumps ahead to the
-        # next timer or arrival whenever nothing is ready.
+        # Real by default, or a simulated world's (shared/sim): time jumps on.
         self._clock = clock
         self._selector = selector or selectors.DefaultSelector()
         # --8<-- [end:clock]

@@ -18,7 +18,7 @@ from tests.prose import INLINE_CODE, pace, prose_blocks
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PATH_PAGES = [
     "index", "threads", "callbacks", "generators", "coroutines", "await", "server",
-    "asyncio", "beyond", "side-by-side", "build-your-own", "closing",
+    "asyncio", "beyond", "simulation", "side-by-side", "build-your-own", "closing",
 ]  # fmt: skip
 DENSE_PAGES = ["contract", "reference"]
 
