@@ -70,11 +70,11 @@ MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 class EventLoop:
     """Run callbacks, timers and coroutines until told to stop."""
 
-    # --8<-- [start:clock]
     def __init__(
         self,
         recorder: Trace = NO_TRACE,
         journal: Journal = NO_JOURNAL,
+        # --8<-- [start:clock]
         *,
         clock: Callable[[], float] = time.monotonic,
         selector: selectors.BaseSelector | None = None,
