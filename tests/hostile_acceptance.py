@@ -260,7 +260,10 @@ class HostileServerTests:
         crawler = self.simulate(world, [url, url_of("/ok")], **OPTIONS)
         left = list(world.network.sockets.values())
         print(f"{outcome.id}: {world.time():g} s of simulated time, sockets left open: {left}")
-        assert not left, f"{outcome.id}: {len(left)} sockets left open after the crawl: {left}"
+        assert not left, (
+            f"{outcome.id}: the crawl left {len(left)} sockets open; each socket is closed,"
+            f" whatever the server did: {left}"
+        )
         check_time(world, outcome.id)
         if outcome.error == TIMEOUT_ERROR:  # Each try given up after exactly its timeout.
             assert world.time() == pytest.approx(MAX_TRIES * TIMEOUT), (
@@ -270,7 +273,6 @@ class HostileServerTests:
             )
         self.check_outcome(url_of, server.connections, crawler, url, outcome)
 
-    @pytest.mark.slow
     @pytest.mark.parametrize("outcome", REAL, ids=lambda outcome: outcome.id)
     @level(6, "http-on-the-wire")
     def test_hostile_server_on_real_sockets(self, hostile: HostileServer, outcome: Outcome) -> None:
@@ -508,7 +510,10 @@ class HostileServerTests:
         crawler = self.simulate(world, [ok], **options)
         left = list(world.network.sockets.values())
         print(f"robots.txt {robots}: {world.time():g} s of simulated time, sockets left: {left}")
-        assert not left, f"robots.txt {robots}: {len(left)} sockets left open: {left}"
+        assert not left, (
+            f"robots.txt {robots}: the crawl left {len(left)} sockets open; each socket is"
+            f" closed, whatever the server did: {left}"
+        )
         check_time(world, f"robots.txt {robots}")
         stats = acceptance.by_url(crawler)
         why = f"a {robots} robots.txt"
