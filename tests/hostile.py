@@ -5,7 +5,14 @@ on purpose, on raw asyncio streams rather than an HTTP framework, so that it
 can misbehave below HTTP: close at any moment, send a reset, stall, lie
 about lengths, send garbage.  Each behaviour lives on its own path (see
 ``BEHAVIOURS``), so one server serves them all and counts the connections
-each path received.  It also serves a few well-behaved pages (``/ok``,
+each path received.
+
+Most behaviours are scripts of steps (shared.sim's ``Step``: bytes, a
+``Pause``, ``RESET``, ``SILENCE``), so the same script plays on a real
+socket here (``play``) and on the simulated network, in virtual time
+(``scripted``, which tests/sim_acceptance.py serves).  Only the
+behaviours of kept-alive connections, which read the requests that
+follow, are written for real sockets alone.  It also serves a few well-behaved pages (``/ok``,
 ``/ok/next`` and the targets of its redirects), so a test can check that a
 crawl goes on with the other URLs.
 
@@ -23,12 +30,14 @@ import socket
 import struct
 import zlib
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 
+from shared.sim import RESET, SILENCE, Pause, Scripted, Step
 from shared.testsite.server import LoopThread
 
-Behaviour = Callable[[asyncio.StreamWriter], Awaitable[None]]
+# A behaviour: a function that returns a new script of steps for each connection.
+Behaviour = Callable[[], Iterable[Step]]
 # A behaviour that keeps the connection open and reads the requests that follow.
 KeptBehaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -53,57 +62,52 @@ def page(body: bytes, *headers: str | bytes) -> bytes:
 
 def send(data: bytes) -> Behaviour:
     """Return a behaviour that sends ``data`` and then closes the connection."""
-
-    async def behaviour(writer: asyncio.StreamWriter) -> None:
-        writer.write(data)
-        await writer.drain()
-
-    return behaviour
+    return lambda: [data]
 
 
 # --- Behaviours that need more than fixed bytes ------------------------------
 
 
-async def endless_headers(writer: asyncio.StreamWriter) -> None:
+def endless_headers() -> Iterator[Step]:
     """Send a status line, then header lines that never end."""
-    writer.write(b"HTTP/1.1 200 OK\r\n")
+    yield b"HTTP/1.1 200 OK\r\n"
     number = 0
     while True:
         number += 1
-        writer.write(b"X-Filler-%d: %s\r\n" % (number, b"x" * 40))
-        await writer.drain()
+        yield b"X-Filler-%d: %s\r\n" % (number, b"x" * 40)
 
 
-async def endless_body(writer: asyncio.StreamWriter) -> None:
+def endless_body() -> Iterator[Step]:
     """Send a 200 HTML head without a length, then a body that never ends."""
-    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+    yield b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n"
     while True:
-        writer.write(FILLER)
-        await writer.drain()
+        yield FILLER
 
 
-async def slowloris(writer: asyncio.StreamWriter) -> None:
-    """Send a valid response, one byte per second."""
-    for byte in page(b'<a href="/ok/next">next</a>'):
-        writer.write(bytes([byte]))
-        await writer.drain()
-        await asyncio.sleep(1.0)
+def trickle(data: bytes) -> Behaviour:
+    """Return a behaviour that sends ``data`` one byte per second."""
+
+    def script() -> Iterator[Step]:
+        for byte in data:
+            yield bytes([byte])
+            yield Pause(1.0)
+
+    return script
 
 
-async def reset(writer: asyncio.StreamWriter) -> None:
-    """Close with SO_LINGER set to 0, which sends a TCP reset, not a FIN."""
-    sock = writer.get_extra_info("socket")
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
+def reset() -> list[Step]:
+    """Reset the connection at once: a TCP reset, not a FIN."""
+    return [RESET]
 
 
-async def never_answer(writer: asyncio.StreamWriter) -> None:
+def never_answer() -> list[Step]:
     """Accept the request and never send a byte."""
-    await asyncio.Event().wait()
+    return [SILENCE]
 
 
-async def close_at_once(writer: asyncio.StreamWriter) -> None:
+def close_at_once() -> list[Step]:
     """Close the connection before sending anything."""
+    return []
 
 
 # --- Compressed bodies ----------------------------------------------------------
@@ -122,25 +126,24 @@ def raw_deflate(data: bytes) -> bytes:
     return packer.compress(data) + packer.flush()
 
 
-async def gzip_bomb(writer: asyncio.StreamWriter) -> None:
+BOMB_MEMBER = gzip.compress(b"\0" * 10_000_000)  # About 10 KB: one gzip member of 10 MB.
+
+
+def gzip_bomb() -> Iterator[Step]:
     """Send a gzip body of about 2 MB that expands to 2 GB of zeros."""
-    member = gzip.compress(b"\0" * 10_000_000)  # About 10 KB: one gzip member.
     head = "Content-Type: text/html", "Content-Encoding: gzip", "Connection: close"
-    writer.write(response("200 OK", [*head, f"Content-Length: {200 * len(member)}"]))
+    yield response("200 OK", [*head, f"Content-Length: {200 * len(BOMB_MEMBER)}"])
     for _ in range(200):  # Members in a row are one body: 200 times 10 MB.
-        writer.write(member)
-        await writer.drain()
+        yield BOMB_MEMBER
 
 
-async def gzip_then_junk(writer: asyncio.StreamWriter) -> None:
+def gzip_then_junk() -> Iterator[Step]:
     """Send a small gzip body, announced as 64 MiB, then junk that never ends."""
     member = gzip.compress(LINK)
     head = "Content-Type: text/html", "Content-Encoding: gzip", "Connection: close"
-    writer.write(response("200 OK", [*head, f"Content-Length: {len(member) + 64 * 2**20}"]))
-    writer.write(member)
+    yield response("200 OK", [*head, f"Content-Length: {len(member) + 64 * 2**20}"]) + member
     while True:
-        writer.write(FILLER)
-        await writer.drain()
+        yield FILLER
 
 
 # --- Connections kept alive -------------------------------------------------------
@@ -193,6 +196,7 @@ KEPT_ALIVE: dict[str, KeptBehaviour] = {
 
 # A complete response, then at once (in the same write) bytes that answer
 # nothing: the page is the response, and the connection is not used again.
+# Scripts, but with no Connection: close: they are about kept-alive connections.
 BYTES_AFTER: dict[str, Behaviour] = {
     "/kept/then-junk": send(kept_page(LINK) + b"junk"),  # No line break at all.
     # Bare LFs, and a link that must never be followed: it is no page's.
@@ -218,7 +222,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     # 16 KB: over the 8 KB a header may have, under the 64 KB of a whole head.
     "/long-header-line": send(page(b"<p>ok</p>", "X-Long: " + "x" * 16_000)),
     "/endless-body": endless_body,
-    "/slowloris": slowloris,
+    "/slowloris": trickle(page(LINK)),  # A valid response, one byte per second.
     "/no-blank-line": send(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n"),
     "/non-ascii-headers": send(
         b"HTTP/1.1 200 \xc3\x9cberall OK \xff\r\n"  # Non-ASCII in the reason phrase too.
@@ -340,18 +344,6 @@ NOT_FOUND = send(response("404 Not Found", ["Content-Length: 0", "Connection: cl
 # --- robots.txt gone wrong: HostileServer(robots=NAME) serves one of these ---
 
 
-def trickle(data: bytes) -> Behaviour:
-    """Return a behaviour that sends ``data`` one byte per second."""
-
-    async def behaviour(writer: asyncio.StreamWriter) -> None:
-        for byte in data:
-            writer.write(bytes([byte]))
-            await writer.drain()
-            await asyncio.sleep(1.0)
-
-    return behaviour
-
-
 def moved(location: str) -> Behaviour:
     """Return a behaviour that redirects to ``location``."""
     headers = [f"Location: {location}", "Content-Length: 0", "Connection: close"]
@@ -382,7 +374,37 @@ ROBOTS_PAGES: dict[str, Behaviour] = {
 }
 
 
-# --- The server --------------------------------------------------------------
+# --- The servers -------------------------------------------------------------
+
+
+def routes(robots: str | None = None) -> dict[str, Behaviour]:
+    """Return the behaviour of each path; ``robots`` names the ``ROBOTS`` variant (None: 404)."""
+    found = {**BEHAVIOURS, **PAGES, **ROBOTS_PAGES}
+    if robots is not None:
+        found["/robots.txt"] = ROBOTS[robots]
+    return found
+
+
+def scripted(robots: str | None = None) -> Scripted:
+    """Return the behaviours as a server of the simulated network (``World.serve``)."""
+    return Scripted(routes(robots), NOT_FOUND)
+
+
+async def play(script: Iterable[Step], writer: asyncio.StreamWriter) -> None:
+    """Play ``script`` on a real connection; the caller closes it after."""
+    for step in script:
+        if isinstance(step, bytes):
+            writer.write(step)
+            await writer.drain()
+        elif isinstance(step, Pause):
+            await asyncio.sleep(step.seconds)
+        elif step == RESET:  # SO_LINGER set to 0: closing sends a reset, not a FIN.
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return
+        elif step == SILENCE:
+            await asyncio.Event().wait()
 
 
 class HostileServer(LoopThread):
@@ -397,9 +419,7 @@ class HostileServer(LoopThread):
     """
 
     def __init__(self, robots: str | None = None) -> None:
-        self.routes = {**BEHAVIOURS, **PAGES, **ROBOTS_PAGES}
-        if robots is not None:
-            self.routes["/robots.txt"] = ROBOTS[robots]
+        self.routes = routes(robots)
         self.connections: Counter[str] = Counter()
         self.port = 0
         super().__init__()
@@ -448,7 +468,8 @@ class HostileServer(LoopThread):
             if target in KEPT_ALIVE:  # It reads the requests that follow itself.
                 await KEPT_ALIVE[target](reader, writer)
             else:
-                await _until_peer_closes(self.routes.get(target, NOT_FOUND)(writer), reader)
+                script = self.routes.get(target, NOT_FOUND)()
+                await _until_peer_closes(play(script, writer), reader)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, IndexError):
             pass  # The client went away or sent no request: nothing to play.
         finally:

@@ -2,10 +2,18 @@
 
 ``HostileServerTests`` is a mixin of ``tests.acceptance.AcceptanceTests``,
 so every stage runs it.  One parametrized test plays each behaviour of
-``tests.hostile.HostileServer`` against the stage and checks what a good
-production client does: the crawl ends within its timeout, records the URL
-exactly once with the outcome below, leaks no file descriptor, and goes on
-with the other URLs.
+``tests.hostile`` against the stage and checks what a good production
+client does: the crawl ends within its timeout, records the URL exactly
+once with the outcome below, leaves no socket open, and goes on with the
+other URLs.
+
+The behaviours that are scripts of bytes and pauses play on the simulated
+network (shared/sim), in virtual time, under the ``seed`` fixture: an
+endless body, a gzip bomb or a byte a second costs no real time, and
+whether the crawl outlived its timeouts is checked on the world's clock,
+exactly.  What only real sockets show stays on them
+(``test_hostile_server_on_real_sockets``): a kept-alive connection, which
+answers twice or closes while idle, and the process's file descriptors.
 
 The outcome of each behaviour, the same in every stage:
 
@@ -18,7 +26,7 @@ The outcome of each behaviour, the same in every stage:
   None and the last exception, which is neither a timeout nor a crash of
   the crawler's (a ValueError, a RecursionError).
 - A server that answers too slowly (one byte per second) or never is a
-  timeout: the same, with a TimeoutError.
+  timeout: the same, with a TimeoutError, after ``max_tries`` timeouts.
 - An endless body is cut at ``max_size``: status 200, ``size == max_size``
   and ResponseTooLarge.
 - An invalid Location is recorded with its status and BadRedirect; a
@@ -68,7 +76,7 @@ import socket
 import time
 import types
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -79,11 +87,13 @@ from shared import FetchStatistic, ResponseTooLarge
 from shared.crawl.crawling import BadRedirect
 from shared.record.report import url_report
 from shared.record.stats import RobotsDisallowed
+from shared.sim import World
+from shared.sim.world import HOST, PORT
 from shared.web.http import BadResponse
 from shared.web.urls import PrivateAddress
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.grading import level
-from tests.hostile import HostileServer
+from tests.hostile import HostileServer, scripted
 from tests.servers import PageServer
 
 TIMEOUT = 1.0  # Seconds per request in the hostile crawls.
@@ -92,6 +102,8 @@ MAX_SIZE = 1_000_000
 SLACK = 1.5  # Seconds a crawl may take beyond its tries' timeouts.
 NETWORK, TIMEOUT_ERROR, CUT, BAD_REDIRECT = "network", "timeout", "cut", "bad redirect"
 CRASH = "crash"
+OPTIONS = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "max_size": MAX_SIZE}
+REFUSED = f"http://{HOST}:{PORT + 1}/"  # No server there on the simulated network.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,9 +133,8 @@ OK_PAGE: dict[str, Any] = {
     "content_type": "text/html",
 }
 NEVER_ASKED = "/kept/unasked"  # Linked only from a response sent unasked.
-# A server that never answers, or answers a byte a second, is a matter of
-# time: tests/sim_acceptance.py checks both in simulated time.
-OUTCOMES = [
+# Played on the simulated network: scripts of bytes and pauses.
+SIMULATED = [
     Outcome("/close-before-head"),
     Outcome("/close-mid-body"),
     Outcome("/short-body"),
@@ -147,6 +158,8 @@ OUTCOMES = [
         "/location-latin1", 302, None, 1, next_url="/landing/caf%E9", fetched="/landing/caf%E9"
     ),
     Outcome("/reset"),
+    Outcome("/never-answer", error=TIMEOUT_ERROR),
+    Outcome("/slowloris", error=TIMEOUT_ERROR),  # A byte a second.
     Outcome(None),  # The refused port.
     Outcome("/no-content-type", 200, None, 1, 27),
     Outcome("/duplicate-headers", **OK_PAGE, num_urls=1),
@@ -172,6 +185,9 @@ OUTCOMES = [
     Outcome("/unasked-101"),
     Outcome("/status-600", 600, None, 1, 27, "text/html"),
     Outcome("/status-099", 99, None, 1, 27, "text/html"),
+]
+# Played on real sockets: what a kept-alive connection does with bytes it was not asked for.
+REAL = [
     # Connections kept alive (stage 3): what follows an answer is no answer.
     Outcome("/kept/unsolicited-response", **{**OK_PAGE, "size": 29}, num_urls=1),
     # Bytes right after a complete response, in the same read: the page is the response.
@@ -201,6 +217,14 @@ def results_of(crawler: Any) -> set[tuple[str, int | None]]:
     return {(stat.url, stat.status) for stat in crawler.done}
 
 
+def check_time(world: World, name: str) -> None:
+    """Check that a simulated crawl ended within its tries' timeouts, on the world's clock."""
+    assert world.time() <= MAX_TRIES * TIMEOUT, (
+        f"{name}: the crawl outlived its timeouts: max_tries={MAX_TRIES} with timeout={TIMEOUT:g}"
+        f" ends within {MAX_TRIES * TIMEOUT:g} s, and it took {world.time():g} s of simulated time"
+    )
+
+
 def peak_rss_mb() -> float:
     """Return the peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -217,6 +241,7 @@ class HostileServerTests:
 
     stage: types.ModuleType
     crawl: Any  # AcceptanceTests.crawl: a crawl under a deadline.
+    simulate: Any  # SimulatedTests.simulate: a crawl in a World.
 
     @pytest.fixture
     def hostile(self) -> Iterator[HostileServer]:
@@ -224,25 +249,59 @@ class HostileServerTests:
         with HostileServer() as server:
             yield server
 
-    @pytest.mark.slow
-    @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda outcome: outcome.id)
+    @pytest.mark.parametrize("outcome", SIMULATED, ids=lambda outcome: outcome.id)
     @level(6, "http-on-the-wire")
-    def test_hostile_server(self, hostile: HostileServer, outcome: Outcome) -> None:
-        url = hostile.refused_url if outcome.path is None else hostile.url(outcome.path)
-        ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
-        options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "max_size": MAX_SIZE}
+    def test_hostile_server(self, seed: int, outcome: Outcome) -> None:
+        world = World(seed)
+        server = scripted()
+        root = world.serve(server).rstrip("/")
+        url_of = lambda path: root + path  # noqa: E731
+        url = REFUSED if outcome.path is None else url_of(outcome.path)
+        crawler = self.simulate(world, [url, url_of("/ok")], **OPTIONS)
+        left = list(world.network.sockets.values())
+        print(f"{outcome.id}: {world.time():g} s of simulated time, sockets left open: {left}")
+        assert not left, (
+            f"{outcome.id}: the crawl left {len(left)} sockets open; each socket is closed,"
+            f" whatever the server did: {left}"
+        )
+        check_time(world, outcome.id)
+        if outcome.error == TIMEOUT_ERROR:  # Each try given up after exactly its timeout.
+            assert world.time() == pytest.approx(MAX_TRIES * TIMEOUT), (
+                f"{outcome.id}: max_tries={MAX_TRIES} with timeout={TIMEOUT:g}: expected the crawl"
+                f" to end after {MAX_TRIES * TIMEOUT:g} s of simulated time, {MAX_TRIES} timeouts;"
+                f" it ended after {world.time():g} s"
+            )
+        self.check_outcome(url_of, server.connections, crawler, url, outcome)
+
+    @pytest.mark.parametrize("outcome", REAL, ids=lambda outcome: outcome.id)
+    @level(6, "http-on-the-wire")
+    def test_hostile_server_on_real_sockets(self, hostile: HostileServer, outcome: Outcome) -> None:
+        assert outcome.path is not None
+        url, ok = hostile.url(outcome.path), hostile.url("/ok")
         before = acceptance.open_fds()
         start = time.monotonic()
-        crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([url, ok], **options), 20)
+        crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([url, ok], **OPTIONS), 20)
         elapsed = time.monotonic() - start
         after = acceptance.wait_for_fds(before)
         print(f"{outcome.id}: fds before={before} after={after}, {elapsed:.2f} s")
         assert after <= before, f"{after - before} file descriptors leaked"
         assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
+        self.check_outcome(hostile.url, hostile.connections, crawler, url, outcome)
+
+    def check_outcome(
+        self,
+        url_of: Callable[[str], str],
+        connections: collections.Counter[str],
+        crawler: Any,
+        url: str,
+        outcome: Outcome,
+    ) -> None:
+        """Check a hostile crawl's records: ``url`` once as ``outcome`` says, and the rest."""
+        ok, ok_next = url_of("/ok"), url_of("/ok/next")
         urls = [stat.url for stat in crawler.done]
         assert urls.count(url) == 1, f"expected one record of {url}, got {urls.count(url)}"
         assert sorted(urls) == sorted(crawler.seen_urls), "a URL recorded twice or never"
-        assert hostile.url(NEVER_ASKED) not in crawler.seen_urls, "an unasked response was read"
+        assert url_of(NEVER_ASKED) not in crawler.seen_urls, "an unasked response was read"
         stats = acceptance.by_url(crawler)
         beside = [stats[each].status if each in stats else "no record" for each in (ok, ok_next)]
         assert beside == [200, 200], (
@@ -260,29 +319,34 @@ class HostileServerTests:
             f" {expected}, got {got} (the error: {stat.exception!r})"
         )
         if outcome.path is not None:
-            asked = hostile.connections[outcome.path]
+            asked = connections[outcome.path]
             assert asked == outcome.tries, (
                 f"{outcome.id}: expected {outcome.tries} connections (max_tries={MAX_TRIES}"
                 f" for a failure, 1 for an answer), the server got {asked}"
             )
-        self.check_redirect(hostile, crawler, stat, outcome)
+        self.check_redirect(url_of, connections, crawler, stat, outcome)
         for each in crawler.done:
             check_report_line(each)
 
     def check_redirect(
-        self, hostile: HostileServer, crawler: Any, stat: FetchStatistic, outcome: Outcome
+        self,
+        url_of: Callable[[str], str],
+        connections: collections.Counter[str],
+        crawler: Any,
+        stat: FetchStatistic,
+        outcome: Outcome,
     ) -> None:
         """Check where a hostile redirect pointed and what became of its target."""
         next_url = outcome.next_url
         if next_url is not None and next_url.startswith("/"):
-            next_url = hostile.url(next_url)
+            next_url = url_of(next_url)
         assert stat.next_url == next_url, (
             f"{outcome.id}: expected the next_url {next_url!r}, got {stat.next_url!r}"
         )
         if outcome.fetched is not None and next_url is not None:
             status = acceptance.record_of(crawler, next_url).status
             assert status == 200, f"{outcome.id}: expected {next_url} fetched, got {status}"
-            asked = hostile.connections[outcome.fetched]
+            asked = connections[outcome.fetched]
             assert asked == 1, f"expected {outcome.fetched} asked once, the server got {asked}"
         elif next_url is not None:
             assert next_url not in crawler.seen_urls, (
@@ -436,25 +500,28 @@ class HostileServerTests:
 
     @pytest.mark.parametrize("robots", ["huge", "redirecting", "malformed", "slow"])
     @level(6, "politeness")
-    def test_hostile_robots_txt(self, robots: str) -> None:
+    def test_hostile_robots_txt(self, seed: int, robots: str) -> None:
+        world = World(seed)
+        hostile = scripted(robots)
+        root = world.serve(hostile).rstrip("/")
+        url_of = lambda path: root + path  # noqa: E731
+        ok, ok_next = url_of("/ok"), url_of("/ok/next")
         options = {"timeout": TIMEOUT, "max_tries": MAX_TRIES, "obey_robots": True}
-        with HostileServer(robots=robots) as hostile:
-            ok, ok_next = hostile.url("/ok"), hostile.url("/ok/next")
-            before = acceptance.open_fds()
-            start = time.monotonic()
-            crawler = acceptance.run_with_deadline(lambda: self.stage.crawl([ok], **options), 20)
-            elapsed = time.monotonic() - start
-            after = acceptance.wait_for_fds(before)
-        print(f"robots.txt {robots}: {elapsed:.2f} s, fds before={before} after={after}")
-        assert after <= before, f"{after - before} file descriptors leaked"
-        assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
+        crawler = self.simulate(world, [ok], **options)
+        left = list(world.network.sockets.values())
+        print(f"robots.txt {robots}: {world.time():g} s of simulated time, sockets left: {left}")
+        assert not left, (
+            f"robots.txt {robots}: the crawl left {len(left)} sockets open; each socket is"
+            f" closed, whatever the server did: {left}"
+        )
+        check_time(world, f"robots.txt {robots}")
         stats = acceptance.by_url(crawler)
         why = f"a {robots} robots.txt"
         assert set(stats) == crawler.seen_urls and len(stats) == len(crawler.done), (
             f"{why}: each URL seen is recorded once; got the records {acceptance.records(crawler)}"
             f" of the URLs seen {sorted(crawler.seen_urls)}"
         )
-        assert hostile.url("/robots.txt") not in stats, f"{why} is recorded, but is no page"
+        assert url_of("/robots.txt") not in stats, f"{why} is recorded, but is no page"
         if robots == "slow":  # Unreachable: nothing on the host is fetched.
             asked = {path: hostile.connections[path] for path in ["/robots.txt", "/ok"]}
             error = acceptance.record_of(crawler, ok).exception

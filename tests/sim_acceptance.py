@@ -12,7 +12,9 @@ failed and the command that replays it.  The seed orders what happens at
 once and draws each connection's latency within ``JITTER`` of ``LATENCY``.
 
 What only real sockets show (bytes on a real wire, TLS, descriptors
-closed, a server that misbehaves byte by byte) stays in the other mixins.
+closed, kept-alive connections) stays in the other mixins.  The hostile
+servers whose behaviour is a script of bytes and pauses run in a world
+too, in tests/hostile_acceptance.py.
 A crawler is simulated through ``Crawler.simulate(world)`` before its
 stage's ``run``: see docs/contract.md#simulation.
 """

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from shared.record.report import write_jsonl
-from shared.sim import Conditions, World
+from shared.sim import RESET, SILENCE, Conditions, Pause, Scripted, Step, World
 from shared.testsite.site import Site, expected_results
 from stage1_callbacks.loop import EventLoop as CallbackLoop
 from stage2_generators import loop as generator_loop
@@ -286,3 +286,79 @@ def test_a_backoff_draws_its_jitter_from_the_seed(stage: ModuleType) -> None:
 
     assert run(3) == run(3)
     assert run(3) != run(4)  # Each wait has its jitter: another seed, other waits.
+
+
+# --- Servers of scripts: bytes, pauses, resets and silence, in virtual time ----------
+
+
+def ask(world: World, target: str) -> tuple[Any, selectors.BaseSelector]:
+    """Connect to the world's server, send a GET of ``target``; return the socket and selector."""
+    selector = world.selector()
+    sock = world.socket()
+    with pytest.raises(BlockingIOError):
+        sock.connect(("127.0.0.1", 8000))
+    selector.register(sock, selectors.EVENT_WRITE)
+    selector.select(None)
+    sock.send(f"GET {target} HTTP/1.0\r\n\r\n".encode())
+    selector.modify(sock, selectors.EVENT_READ)
+    return sock, selector
+
+
+def test_a_script_plays_its_steps_at_their_times() -> None:
+    world = World()
+    steps: list[Step] = [b"ab", Pause(2.0), b"cd"]
+    server = Scripted({"/slow": lambda: steps}, lambda: [b"none"], bandwidth=1.0)
+    world.serve(server)
+    sock, selector = ask(world, "/slow")
+    heard = []
+    while not heard or heard[-1][1]:
+        selector.select(None)
+        heard.append((world.time(), sock.recv(100)))
+    # "ab" at once; 2 s to go out at a byte a second, then the 2 s pause; then "cd" alike.
+    assert heard == [(0.0, b"ab"), (4.0, b"cd"), (6.0, b"")]
+    assert server.connections == {"/slow": 1}
+    other, selector = ask(world, "/elsewhere")
+    selector.select(None)
+    assert other.recv(100) == b"none" and server.connections["/elsewhere"] == 1
+
+
+def test_a_reset_step_raises_when_read_and_silence_never_ends() -> None:
+    world = World()
+    world.serve(Scripted({"/reset": lambda: [b"x", RESET]}, lambda: [SILENCE]))
+    sock, selector = ask(world, "/reset")
+    selector.select(None)
+    assert sock.recv(100) == b"x"
+    selector.select(None)
+    with pytest.raises(ConnectionResetError):
+        sock.recv(100)
+    quiet, selector = ask(world, "/silent")
+    assert selector.select(30.0) == [] and world.time() == pytest.approx(30.0)
+    assert world.network.next_time() is None  # Nothing on its way, ever.
+
+
+def test_an_endless_script_stops_once_the_client_closes() -> None:
+    played = 0
+
+    def endless() -> Any:
+        nonlocal played
+        while True:
+            played += 1
+            yield b"x" * 1000
+
+    world = World()
+    world.serve(Scripted({"/endless": endless}, lambda: []))
+    sock, selector = ask(world, "/endless")
+    for _ in range(3):
+        selector.select(None)
+        assert sock.recv(1 << 20) == b"x" * 1000
+    sock.close()
+    world.network.run_until(3600.0)  # An hour later, nothing more was played.
+    assert played == 3 and world.network.next_time() is None
+
+
+def test_a_step_that_is_none_of_the_four_is_refused() -> None:
+    world = World()
+    world.serve(Scripted({}, lambda: [12]))  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="not a step of a script: 12"):
+        ask(world, "/")
+        world.network.run_until(1.0)

@@ -11,11 +11,34 @@ latency and fate, the order of the callbacks ready in one turn of the
 loop).  The same seed gives the same run, byte for byte.
 
 ``world.py`` holds the clock and the ``World``; ``network.py`` the
-sockets, the selector that waits on them and the server; ``asyncio_loop.py``
+sockets, the selector that waits on them and the servers (the test site,
+or scripts of bytes and pauses); ``asyncio_loop.py``
 the same world under asyncio, for stage 3.
 """
 
-from shared.sim.network import Conditions, Network, SimSelector, SimSocket
+from shared.sim.network import (
+    RESET,
+    SILENCE,
+    Conditions,
+    Network,
+    Pause,
+    Scripted,
+    SimSelector,
+    SimSocket,
+    Step,
+)
 from shared.sim.world import VirtualClock, World
 
-__all__ = ["Conditions", "Network", "SimSelector", "SimSocket", "VirtualClock", "World"]
+__all__ = [
+    "RESET",
+    "SILENCE",
+    "Conditions",
+    "Network",
+    "Pause",
+    "Scripted",
+    "SimSelector",
+    "SimSocket",
+    "Step",
+    "VirtualClock",
+    "World",
+]

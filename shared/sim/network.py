@@ -16,6 +16,10 @@ its latency and its fate from the network's seeded random numbers: it is
 answered, lost (no answer, ever: the crawler's timeout ends it), stalled
 (half of the answer, then nothing) or reset (ECONNRESET when the answer is
 due).
+
+A server is a ``Site`` (an answer per request, which the fates above act
+on) or a ``Scripted`` server, whose answer is a script of steps played as
+written: bytes, a ``Pause``, ``RESET`` or ``SILENCE`` (see ``Step``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ import math
 import random
 import selectors
 import socket
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from shared.testsite.site import Request, Site
@@ -69,6 +74,51 @@ class Conditions:
             raise ValueError("loss, stall and reset add up to more than 1")
 
 
+@dataclasses.dataclass(frozen=True)
+class Pause:
+    """A step of a script: send nothing for ``seconds`` of virtual time."""
+
+    seconds: float
+
+
+RESET = "reset"  # A step of a script: reset the connection (ECONNRESET); the script ends.
+SILENCE = "silence"  # A step of a script: send nothing, ever, and never close.
+
+# What a script is made of.  Bytes arrive at once, and the next step comes
+# once they have gone through at the server's bandwidth; the end of the
+# script closes the connection.  A script may be endless (a generator): it
+# is played one step at a time, and stops once the client has closed.
+Step = bytes | Pause | str
+
+
+class Scripted:
+    """A server whose answer to a request is a script of steps, one script per path.
+
+    ``scripts`` maps a request target (the path as the client sends it) to
+    a function that returns a new script for each connection;
+    ``not_found`` plays for any other target.  ``bandwidth`` is in bytes a
+    second.  ``connections`` counts the connections per target.
+    """
+
+    latency = 0.0
+
+    def __init__(
+        self,
+        scripts: Mapping[str, Callable[[], Iterable[Step]]],
+        not_found: Callable[[], Iterable[Step]],
+        bandwidth: float = 10_000_000,
+    ) -> None:
+        self.scripts = scripts
+        self.not_found = not_found
+        self.bandwidth = bandwidth
+        self.connections: Counter[str] = Counter()
+
+    def script(self, target: str) -> Iterator[Step]:
+        """Count a connection asking for ``target``; return the steps of its answer."""
+        self.connections[target] += 1
+        return iter(self.scripts.get(target, self.not_found)())
+
+
 class Network:
     """Deliver bytes between simulated sockets and servers at virtual times."""
 
@@ -76,7 +126,7 @@ class Network:
         self.clock = clock  # A VirtualClock: .now, and advance_to().
         self.rng = rng  # Draws each connection's latency and fate.
         self.conditions = conditions
-        self.servers: dict[tuple[str, int], Site] = {}
+        self.servers: dict[tuple[str, int], Site | Scripted] = {}
         self.sockets: dict[int, SimSocket] = {}  # Open sockets, by descriptor.
         self.events: list[tuple[float, float, int, Callable[[], None]]] = []  # A heap.
         self.sequence = itertools.count()
@@ -84,7 +134,7 @@ class Network:
         self.ports = itertools.count(40000)  # Each client socket's own port.
         self.tie_break: Callable[[], float] = lambda: 0.0  # A seeded World draws ties.
 
-    def serve(self, site: Site, host: str, port: int) -> None:
+    def serve(self, site: Site | Scripted, host: str, port: int) -> None:
         """Answer connections to ``(host, port)`` from ``site``."""
         self.servers[(host, port)] = site
 
@@ -142,7 +192,7 @@ class Connection:
     """The server's end of one connection: it reads one request and answers it."""
 
     def __init__(
-        self, network: Network, site: Site, client: SimSocket, draw: tuple[float, str]
+        self, network: Network, site: Site | Scripted, client: SimSocket, draw: tuple[float, str]
     ) -> None:
         self.network = network
         self.site = site
@@ -161,6 +211,10 @@ class Connection:
             return
         self.answered = True
         request = parse_request(head)
+        if isinstance(self.site, Scripted):
+            steps = self.site.script(request.target)
+            self.network.at(self.network.clock.now + self.latency, lambda: self.play(steps))
+            return
         counters = self.site.counters
         counters.requests[request.target] += 1
         counters.in_flight += 1
@@ -170,13 +224,15 @@ class Connection:
 
     def answer(self, request: Request) -> None:
         """Send the site's answer to ``request``, as this connection's fate allows."""
-        self.site.counters.in_flight -= 1
+        site = self.site
+        assert not isinstance(site, Scripted)  # A script is played, never answered.
+        site.counters.in_flight -= 1
         if self.fate == "lost":
             return  # Nothing ever comes: the client's timeout ends it.
         if self.fate == "reset":
             self.client.arrive(error=errno.ECONNRESET)
             return
-        data = response_bytes(self.site, request)
+        data = response_bytes(site, request)
         if self.fate == "stalled":
             self.client.arrive(data[: len(data) // 2])
             return  # The rest never comes.
@@ -190,6 +246,25 @@ class Connection:
             piece, last = data[start : start + step], start + step >= len(data)
             when = now + (start + len(piece)) / bandwidth
             self.network.at(when, functools.partial(self.client.arrive, piece, last))
+
+    def play(self, steps: Iterator[Step]) -> None:
+        """Play a script's next step, and have the one after come when it is due."""
+        client, now = self.client, self.network.clock.now
+        if client.closed:
+            return  # The client went away: an endless script ends with it.
+        step = next(steps, None)
+        if step is None:
+            client.arrive(end=True)
+        elif isinstance(step, bytes):
+            client.arrive(step)
+            assert isinstance(self.site, Scripted)
+            self.network.at(now + len(step) / self.site.bandwidth, lambda: self.play(steps))
+        elif isinstance(step, Pause):
+            self.network.at(now + step.seconds, lambda: self.play(steps))
+        elif step == RESET:
+            client.arrive(error=errno.ECONNRESET)
+        elif step != SILENCE:
+            raise ValueError(f"not a step of a script: {step!r}")
 
 
 def parse_request(head: bytes) -> Request:

@@ -23,7 +23,7 @@ import socket
 from typing import Any
 
 from shared.sim.asyncio_loop import SimulatedEventLoop
-from shared.sim.network import Conditions, Network, SimSelector, SimSocket
+from shared.sim.network import Conditions, Network, Scripted, SimSelector, SimSocket
 from shared.testsite.site import Site
 
 HOST, PORT = "127.0.0.1", 8000  # Where the simulated test site answers.
@@ -68,8 +68,8 @@ class World:
         """Return the world's clock: the loop's, and the trace's."""
         return self.clock.now
 
-    def serve(self, site: Site, host: str = HOST, port: int = PORT) -> str:
-        """Serve ``site`` at ``host:port`` on the network; return its root URL."""
+    def serve(self, site: Site | Scripted, host: str = HOST, port: int = PORT) -> str:
+        """Serve ``site`` (or a server of scripts) at ``host:port``; return its root URL."""
         self.network.serve(site, host, port)
         return f"http://{host}:{port}/"
 
