@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+# First: acceptance.py imports sim_acceptance.py, which refers back to it.
+import tests.acceptance  # noqa: F401
 from shared.record.report import write_jsonl
 from shared.sim import RESET, SILENCE, Conditions, Pause, Scripted, Step, World
 from shared.testsite.site import Site, expected_results
