@@ -75,11 +75,6 @@ def busy_then_ok(answers: list[dict[str, str] | None], status: int = 503) -> Cal
     return answer
 
 
-def results(crawler: Any) -> set[tuple[str, int | None, str | None]]:
-    """Return the ``(url, status, next_url)`` triples a crawl recorded."""
-    return {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
-
-
 def outcomes(crawler: Any) -> list[tuple[str, int | None, str]]:
     """Return the ``(url, status, exception)`` of each record, in the order made."""
     return [(stat.url, stat.status, repr(stat.exception)) for stat in crawler.done]
@@ -177,9 +172,9 @@ class SimulatedTests:
         world, site, root = self.world(seed, pages=300)
         crawler = self.simulate(world, [root], max_tasks=10)
         expected = expected_results(root, 300)
-        assert results(crawler) == expected, (
+        assert acceptance.results(crawler) == expected, (
             "the 300-page site in simulation: the records (url, status, next_url)"
-            f" {acceptance.differ(results(crawler), expected)}"
+            f" {acceptance.differ(acceptance.results(crawler), expected)}"
         )
         assert len(crawler.done) == len(crawler.seen_urls), (
             f"expected one record for each URL seen: {len(crawler.seen_urls)} URLs seen,"

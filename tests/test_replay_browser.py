@@ -11,9 +11,6 @@ tests/test_site_browser.py.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +20,6 @@ import pytest
 from shared.record.journal import expand, player_page
 from tests import test_site_browser
 from tests.test_journal import run_scripted
-from tests.test_site_browser import QuietHandler
 
 # The same fixture as the site's tests: Chromium from the system's packages.
 browser = test_site_browser.browser
@@ -61,16 +57,8 @@ def site(journal: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> I
     for language in STATES:
         page = player_page(journal, language)
         (folder / f"{language}.html").write_text(page, encoding="utf-8")
-    handler = functools.partial(QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with test_site_browser.served(folder) as url:
+        yield url
 
 
 def expected(journal: dict[str, Any], index: int, language: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ CI cannot pass without them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import http.server
@@ -125,10 +126,10 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def site_url(built_site: Path) -> Iterator[str]:
-    """The built site, served from 127.0.0.1 on a port the system picks."""
-    handler = functools.partial(QuietHandler, directory=str(built_site))
+@contextlib.contextmanager
+def served(folder: Path) -> Iterator[str]:
+    """Serve the files of ``folder`` from 127.0.0.1, on a port the system picks."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -139,6 +140,13 @@ def site_url(built_site: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site: Path) -> Iterator[str]:
+    """The built site, served from 127.0.0.1."""
+    with served(built_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
