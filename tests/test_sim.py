@@ -155,17 +155,23 @@ def test_a_connection_to_nobody_is_refused() -> None:
         sock.getpeername()
 
 
-def test_an_answer_arrives_after_the_latency() -> None:
-    world = World(conditions=Conditions(latency=0.25))
-    world.serve(Site(PAGES))
+def requested(world: World, request: bytes) -> tuple[selectors.BaseSelector, Any]:
+    """Connect to the world's site, send ``request``; return a selector watching for the answer."""
     selector = world.selector()
     sock = world.socket()
-    with pytest.raises(BlockingIOError):
+    with pytest.raises(BlockingIOError):  # A connect takes time, as on a real network.
         sock.connect(("127.0.0.1", 8000))
     selector.register(sock, selectors.EVENT_WRITE)
     selector.select(None)
-    sock.send(b"GET /robots.txt HTTP/1.0\r\nHost: 127.0.0.1:8000\r\n\r\n")
+    sock.send(request)
     selector.modify(sock, selectors.EVENT_READ)
+    return selector, sock
+
+
+def test_an_answer_arrives_after_the_latency() -> None:
+    world = World(conditions=Conditions(latency=0.25))
+    world.serve(Site(PAGES))
+    selector, sock = requested(world, b"GET /robots.txt HTTP/1.0\r\nHost: 127.0.0.1:8000\r\n\r\n")
     with pytest.raises(BlockingIOError):
         sock.recv(100)
     assert selector.select(0.1) == [] and world.time() == 0.1  # Not yet: a timer first.
@@ -178,14 +184,7 @@ def test_an_answer_arrives_after_the_latency() -> None:
 def test_a_reset_connection_raises_when_read() -> None:
     world = World(conditions=Conditions(reset=1.0))
     world.serve(Site(PAGES))
-    selector = world.selector()
-    sock = world.socket()
-    with pytest.raises(BlockingIOError):
-        sock.connect(("127.0.0.1", 8000))
-    selector.register(sock, selectors.EVENT_WRITE)
-    selector.select(None)
-    sock.send(b"GET / HTTP/1.0\r\n\r\n")
-    selector.modify(sock, selectors.EVENT_READ)
+    selector, sock = requested(world, b"GET / HTTP/1.0\r\n\r\n")
     selector.select(None)
     with pytest.raises(ConnectionResetError) as caught:
         sock.recv(100)
@@ -255,14 +254,7 @@ def test_a_lost_answer_times_out_in_virtual_time(stage: ModuleType) -> None:
 def test_a_limited_bandwidth_spreads_the_answer_over_time() -> None:
     world = World(conditions=Conditions(latency=0.1, bandwidth=100))
     world.serve(Site(PAGES))
-    selector = world.selector()
-    sock = world.socket()
-    with pytest.raises(BlockingIOError):
-        sock.connect(("127.0.0.1", 8000))
-    selector.register(sock, selectors.EVENT_WRITE)
-    selector.select(None)
-    sock.send(b"GET /robots.txt HTTP/1.0\r\n\r\n")
-    selector.modify(sock, selectors.EVENT_READ)
+    selector, sock = requested(world, b"GET /robots.txt HTTP/1.0\r\n\r\n")
     pieces = []
     while not pieces or pieces[-1]:
         selector.select(None)
@@ -295,14 +287,7 @@ def test_a_backoff_draws_its_jitter_from_the_seed(stage: ModuleType) -> None:
 
 def ask(world: World, target: str) -> tuple[Any, selectors.BaseSelector]:
     """Connect to the world's server, send a GET of ``target``; return the socket and selector."""
-    selector = world.selector()
-    sock = world.socket()
-    with pytest.raises(BlockingIOError):
-        sock.connect(("127.0.0.1", 8000))
-    selector.register(sock, selectors.EVENT_WRITE)
-    selector.select(None)
-    sock.send(f"GET {target} HTTP/1.0\r\n\r\n".encode())
-    selector.modify(sock, selectors.EVENT_READ)
+    selector, sock = requested(world, f"GET {target} HTTP/1.0\r\n\r\n".encode())
     return sock, selector
 
 
