@@ -157,7 +157,10 @@ class Crawler(CrawlerBase):
         Returns at once.  A job whose host has max_per_host requests in
         flight waits in the host's line; ``on_response`` starts it later.
         """
-        line = self.host_lines.setdefault(origin_of(job.url), HostLine())
+        origin = origin_of(job.url)
+        line = self.host_lines.get(origin)
+        if line is None:  # Not setdefault(), which would make a HostLine every time.
+            line = self.host_lines[origin] = HostLine()
         if line.in_flight >= (self.max_per_host or self.max_tasks):
             line.waiting.append(job)
             return

@@ -146,10 +146,6 @@ class EventLoop:
         key = self.selector.unregister(sock)
         key.data.cancel()
 
-    def is_registered(self, sock: socket.socket) -> bool:
-        """Tell whether ``sock`` is registered with the loop."""
-        return sock.fileno() in self.selector.get_map()
-
     # --8<-- [end:sockets]
 
     # --8<-- [start:run]

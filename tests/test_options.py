@@ -62,6 +62,15 @@ def test_options_cannot_change_once_made() -> None:
 
 
 @pytest.mark.parametrize("package", STAGES)
+def test_a_crawler_keeps_its_options_frozen_and_its_records_free(package: str) -> None:
+    crawler = importlib.import_module(package).Crawler(["http://127.0.0.1:9/"])
+    with pytest.raises(dataclasses.FrozenInstanceError, match="max_tasks"):
+        crawler.max_tasks = 0
+    crawler.in_flight = 3  # A record of the crawl, not an option.
+    assert (crawler.max_tasks, crawler.in_flight) == (10, 3)
+
+
+@pytest.mark.parametrize("package", STAGES)
 def test_every_stage_takes_every_option_by_keyword(package: str) -> None:
     module = importlib.import_module(package)
     given = {field.name: getattr(CrawlOptions(), field.name) for field in FIELDS}

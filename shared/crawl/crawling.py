@@ -10,6 +10,7 @@ queue) and the code that fetches, which is the lesson of that stage.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -19,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shared.crawl.options import CrawlOptions
+from shared.crawl.options import OPTION_NAMES, CrawlOptions
 from shared.crawl.polite import Politeness, RobotsRules, origin_of
 from shared.record.stats import (
     CrawlLimitReached,
@@ -103,6 +104,16 @@ class CrawlerBase(CrawlOptions):
         self.world: Any = None  # A shared.sim.World (a layer above this one).
         self.make_socket: Callable[..., Any] = socket.socket
         self.jitter: random.Random | None = None  # A backoff's; None: the random module's.
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set an attribute; raises dataclasses.FrozenInstanceError for an option."""
+        # The options stay frozen, as on CrawlOptions.  The dataclass's own
+        # check compares the name with each option's in turn, and a crawl
+        # changes a counter or two for every request: one set lookup does
+        # the same check at a third of the instructions.
+        if name in OPTION_NAMES:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
 
     def simulate(self, world: Any) -> None:
         """Crawl in ``world``: its network, its virtual clock, its seed (see shared/sim)."""

@@ -254,6 +254,10 @@ class CrawlOptions:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
 
+# What a Crawler refuses to change (see CrawlerBase.__setattr__).
+OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(CrawlOptions))
+
+
 # --- The command line --------------------------------------------------------
 
 

@@ -233,11 +233,11 @@ class Politeness:
 
     def refusal(self, url: str) -> RobotsDisallowed | None:
         """Return why robots.txt forbids ``url``, or None; its rules must be known."""
+        if not self.obey_robots:
+            return None  # Rules read only for their Sitemap: lines refuse nothing.
         rules = self.host(url).rules
         assert rules is not None, "fetch the host's robots.txt first"
-        if not self.obey_robots or rules.allowed(url):
-            return None
-        return RobotsDisallowed(rules.refusal)
+        return None if rules.allowed(url) else RobotsDisallowed(rules.refusal)
 
     def delay_of(self, host: Host) -> float:
         """Return the seconds between two requests to ``host``: --delay or Crawl-delay."""
