@@ -32,6 +32,10 @@ except ImportError:  # pragma: no cover - CI's Pythons have it.
 from stage2_generators import futures, tasks
 from stage2_generators.tests.cpython_asyncio import SKIP_PREFIX, adapt, replace_test
 
+# Most tests collect garbage as they start (_test_loop): quick with the
+# heap that was alive before the module set aside.
+pytestmark = pytest.mark.usefixtures("heap_set_aside")
+
 MODULES = (
     "test_futures",
     "test_tasks",

@@ -15,6 +15,10 @@ from typing import Any
 
 import pytest
 
+# Each test collects garbage first (no_garbage_from_earlier_tests): quick
+# with the heap that was alive before the module set aside.
+pytestmark = pytest.mark.usefixtures("heap_set_aside")
+
 
 def run_briefly(loop: Any) -> None:
     """Run one iteration of ``loop``: the callbacks ready now, and no more."""
