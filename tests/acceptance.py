@@ -1125,22 +1125,8 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             f"a failure is recorded with its exception, not {error!r}"
         )
 
-    # A server that never answers, and a body that never ends: in simulated
-    # time, tests/sim_acceptance.py (a lost and a stalled answer).
-
-    @level(4, "fetching-one-url", "timeouts")
-    def test_a_timeout_ends_only_its_own_request(self, pages: PageServer) -> None:
-        # One worker fetches four pages of 0.2 s each, one after the other.
-        # A timer of the first request's 0.5 s timeout that is not put away
-        # once its answer is in fires during the third request, and ends it.
-        async def slow(request: web.Request) -> web.StreamResponse:
-            await asyncio.sleep(0.2)
-            return web.Response(body=b"<p>slow, but in time</p>", content_type="text/html")
-
-        roots = [pages.add_handler(f"/{n}", slow) for n in range(4)]
-        crawler = self.crawl(roots, timeout=0.5, max_tries=1, max_tasks=1)
-        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status != 200}
-        assert failed == {}, f"pages that answered within their timeout failed: {failed}"
+    # A server that never answers, a body that never ends, and a timeout
+    # that ends a later request: in simulated time, tests/sim_acceptance.py.
 
     @pytest.mark.parametrize(
         "response",

@@ -210,6 +210,27 @@ class SimulatedTests:
             f" 15 s of simulated time, three timeouts; it ended after {world.time():g} s"
         )
 
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_timeout_ends_only_its_own_request(self, seed: int) -> None:
+        # One worker fetches four pages of 0.2 s each, one after the other
+        # (robots.txt first).  A timer of an early request's 0.5 s timeout
+        # that is not put away once its answer is in fires during a later
+        # request, and ends it.
+        world = World(seed, Conditions(latency=0.2, jitter=0.0))
+        site = Answers()
+        for n in range(4):
+            site.routes[f"/{n}"] = lambda request: Response(
+                200, {"Content-Type": "text/html"}, b"<p>slow, but in time</p>"
+            )
+        root = world.serve(site)  # type: ignore[arg-type]
+        roots = [f"{root}{n}" for n in range(4)]
+        crawler = self.simulate(world, roots, timeout=0.5, max_tries=1, max_tasks=1)
+        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status != 200}
+        assert failed == {}, (
+            "four pages of 0.2 s each, one at a time, with timeout=0.5: each answered within"
+            f" its own timeout, yet these failed: {failed}"
+        )
+
     @level(6, "http-on-the-wire", "timeouts")
     def test_an_answer_that_trickles_in_ends_in_the_timeout(self, seed: int) -> None:
         # One byte a second (a "slowloris" server): every byte comes, but the

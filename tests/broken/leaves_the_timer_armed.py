@@ -3,8 +3,10 @@
 A bug in the loop's own task machinery.  ``wait_for`` sets a timer that
 cancels the waiting task when the time is up; this one forgets to cancel
 the timer once the result is in, so the timer fires later, in the middle
-of whatever the same worker does next, and a request that had all the
-time it needed ends in a timeout.
+of whatever the same worker does next.  That request had all the time it
+needed, and its own ``wait_for`` did not expire: the stray cancel goes
+through it, the worker dies of it, and the crawl is left with no one to
+finish it (in the simulated world: "every task is stuck").
 """
 
 from typing import Any
@@ -20,7 +22,7 @@ from tests.broken import broken_stage
 LEVEL = 4
 HINTS = {
     "generators": (
-        "test_a_timeout_ends_only_its_own_request: rule docs/contract.md#fetching-one-url;"
+        "test_a_timeout_ends_only_its_own_request [seed0]: rule docs/contract.md#fetching-one-url;"
         " read docs/coroutines.md#timeouts-wait_for"
     ),
 }
