@@ -47,7 +47,7 @@ from tests.grading import level
 from tests.hostile_acceptance import HostileServerTests
 from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests
-from tests.servers import PageServer, ScriptedServer, answer, refused_port, silent_server
+from tests.servers import PageServer, ScriptedServer, answer, refused_port
 from tests.sim_acceptance import SimulatedTests
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
@@ -1033,21 +1033,6 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
         assert leaked == [], "a socket was left to the garbage collector"
         assert after <= before, f"{after - before} sockets left open after errors"
-
-    @level(4, "fetching-one-url", "timeouts")
-    def test_a_stalled_server_ends_in_the_crawls_timeout(self, pages: PageServer) -> None:
-        root = pages.add_page("/", [])
-        with silent_server() as stalled:
-            crawler = self.crawl([stalled, root], timeout=0.3, max_tries=1)
-        fine, silent = record_of(crawler, root), record_of(crawler, stalled)
-        assert fine.status == 200, (
-            f"the page beside a stalled server: expected status 200, got {fine.status}"
-            f" ({fine.exception!r})"
-        )
-        assert silent.status is None and isinstance(silent.exception, TimeoutError), (
-            "a server that never answers: expected a failure with a TimeoutError, got the"
-            f" status {silent.status} and {silent.exception!r}"
-        )
 
     # 429 and 503 ask the crawler to come back: see tests/revisit_acceptance.py.
     @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502])

@@ -378,16 +378,7 @@ class PoliteTests:
         status = acceptance.first_record(crawler).status
         assert status == 200, f"{why}: expected the third try's 200 recorded, got {status}"
 
-    @level(5, "politeness")
-    def test_the_timeout_starts_after_the_wait_for_the_turn(self, pages: PageServer) -> None:
-        # The second page waits in line longer than its timeout: a crawler
-        # whose timeout covers the wait too gives up on it without a request.
-        roots = [pages.add_page(f"/{n}", []) for n in range(2)]
-        crawler = self.crawl(roots, delay=0.8, timeout=0.4, max_tries=1, max_tasks=2)
-        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status is None}
-        assert failed == {}, f"a page failed after waiting for its turn: {failed}"
-        asked = sorted(pages.requests)
-        assert asked == ["/0", "/1"], f"expected both pages asked for, got requests of {asked}"
+    # The timeout that starts after the wait for the turn: tests/sim_acceptance.py.
 
     @level(5, "politeness")
     def test_crawl_delay_counts_when_longer_than_the_delay(self, pages: PageServer) -> None:

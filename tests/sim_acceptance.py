@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from shared.sim import Conditions, World
+from shared.sim import SILENCE, Conditions, Scripted, World
 from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
 from shared.web.retry import BACKOFF_BASE
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
@@ -135,6 +135,21 @@ class SimulatedTests:
         site = Site(pages)
         return world, site, world.serve(site)
 
+    def answering(
+        self, seed: int, paths: list[str], latency: float = 0.05
+    ) -> tuple[World, Answers, str]:
+        """Return a world under ``seed`` whose site answers each of ``paths`` with a page.
+
+        Every answer takes ``latency`` s, exactly; the site and its root come with it.
+        """
+        world = World(seed, Conditions(latency=latency, jitter=0.0))
+        site = Answers()
+        for path in paths:
+            site.routes[path] = lambda request: Response(
+                200, {"Content-Type": "text/html"}, b"<p>a page</p>"
+            )
+        return world, site, world.serve(site)  # type: ignore[arg-type]
+
     @level(3, "the-whole-crawl")
     def test_many_fetches_at_once(self, seed: int) -> None:
         # Each answer takes at least LATENCY * (1 - JITTER): one fetch at a
@@ -216,19 +231,30 @@ class SimulatedTests:
         # (robots.txt first).  A timer of an early request's 0.5 s timeout
         # that is not put away once its answer is in fires during a later
         # request, and ends it.
-        world = World(seed, Conditions(latency=0.2, jitter=0.0))
-        site = Answers()
-        for n in range(4):
-            site.routes[f"/{n}"] = lambda request: Response(
-                200, {"Content-Type": "text/html"}, b"<p>slow, but in time</p>"
-            )
-        root = world.serve(site)  # type: ignore[arg-type]
+        world, _, root = self.answering(seed, [f"/{n}" for n in range(4)], latency=0.2)
         roots = [f"{root}{n}" for n in range(4)]
         crawler = self.simulate(world, roots, timeout=0.5, max_tries=1, max_tasks=1)
         failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status != 200}
         assert failed == {}, (
             "four pages of 0.2 s each, one at a time, with timeout=0.5: each answered within"
             f" its own timeout, yet these failed: {failed}"
+        )
+
+    @level(4, "fetching-one-url", "timeouts")
+    def test_a_stalled_server_ends_in_the_crawls_timeout(self, seed: int) -> None:
+        # A server that takes the connection and never says a word, beside
+        # one that answers: only the silent one's fetch ends in the timeout.
+        world, _, root = self.answering(seed, ["/"])
+        stalled = world.serve(Scripted({}, lambda: [SILENCE]), port=8001)
+        crawler = self.simulate(world, [stalled, root], timeout=0.3, max_tries=1)
+        fine, silent = acceptance.record_of(crawler, root), acceptance.record_of(crawler, stalled)
+        assert fine.status == 200, (
+            f"the page beside a stalled server: expected status 200, got {fine.status}"
+            f" ({fine.exception!r})"
+        )
+        assert silent.status is None and isinstance(silent.exception, TimeoutError), (
+            "a server that never answers: expected a failure with a TimeoutError, got the"
+            f" status {silent.status} and {silent.exception!r}"
         )
 
     @level(6, "http-on-the-wire", "timeouts")
@@ -268,6 +294,18 @@ class SimulatedTests:
             f" got {len(starts)}"
         )
         assert min(gaps) >= 1.5, f"two requests started {min(gaps):.3f} s apart"
+
+    @level(5, "politeness")
+    def test_the_timeout_starts_after_the_wait_for_the_turn(self, seed: int) -> None:
+        # The second page waits in line longer than its timeout: a crawler
+        # whose timeout covers the wait too gives up on it without a request.
+        world, site, root = self.answering(seed, ["/0", "/1"])
+        roots = [f"{root}0", f"{root}1"]
+        crawler = self.simulate(world, roots, delay=0.8, timeout=0.4, max_tries=1, max_tasks=2)
+        failed = {stat.url: repr(stat.exception) for stat in crawler.done if stat.status is None}
+        assert failed == {}, f"a page failed after waiting for its turn: {failed}"
+        asked = sorted(site.counters.requests)
+        assert asked == ["/0", "/1"], f"expected both pages asked for, got requests of {asked}"
 
     # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
 
