@@ -10,7 +10,8 @@ from tests.broken import broken_stage
 LEVEL = 4
 HINTS = {
     "generators": (
-        "test_a_stalled_server_ends_in_the_crawls_timeout [seed0]: rule docs/contract.md#fetching-one-url;"
+        "test_a_stalled_server_ends_in_the_crawls_timeout [seed0]:"
+        " rule docs/contract.md#fetching-one-url;"
         " read docs/coroutines.md#timeouts-wait_for"
     ),
 }

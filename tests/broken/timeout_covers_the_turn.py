@@ -17,7 +17,9 @@ from tests.acceptance import AcceptanceTests
 from tests.broken import broken_stage
 
 LEVEL = 5
-RULE = "test_the_timeout_starts_after_the_wait_for_the_turn [seed0]: rule docs/contract.md#politeness"
+RULE = (
+    "test_the_timeout_starts_after_the_wait_for_the_turn [seed0]: rule docs/contract.md#politeness"
+)
 HINTS = {
     "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
     "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
