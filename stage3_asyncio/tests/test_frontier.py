@@ -69,10 +69,27 @@ def start(frontier: str, root: str, *options: object) -> subprocess.Popen[str]:
 
 
 def finish(processes: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
-    """Wait for every process; return each one's exit status, stdout and stderr."""
+    """Wait for every process; return each one's exit status, stdout and stderr.
+
+    A process still running after DEADLINE seconds is a hang: it is
+    interrupted (as Ctrl-C would, so that it may say where it was), every
+    process is stopped, and the test fails with what the hung one wrote.
+    """
     results = []
     for process in processes:
-        stdout, stderr = process.communicate(timeout=DEADLINE)
+        try:
+            stdout, stderr = process.communicate(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)
+            try:
+                _, stderr = process.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                _, stderr = process.communicate()
+            for other in processes:
+                if other.poll() is None:
+                    kill(other)
+            pytest.fail(f"a crawler ran on after {DEADLINE:g} s; it wrote:\n{stderr[-3000:]}")
         results.append((process.returncode, stdout, stderr))
     return results
 
