@@ -144,10 +144,8 @@ class SimulatedTests:
         """
         world = World(seed, Conditions(latency=latency, jitter=0.0))
         site = Answers()
-        for path in paths:
-            site.routes[path] = lambda request: Response(
-                200, {"Content-Type": "text/html"}, b"<p>a page</p>"
-            )
+        page = Response(200, {"Content-Type": "text/html"}, b"<p>a page</p>")
+        site.routes.update(dict.fromkeys(paths, lambda request: page))
         return world, site, world.serve(site)  # type: ignore[arg-type]
 
     @level(3, "the-whole-crawl")
@@ -311,10 +309,8 @@ class SimulatedTests:
 
     def clocked(self, seed: int, answer: Callable, **options: Any) -> tuple[Any, list[float]]:
         """Crawl one page answered by ``answer``; return the crawler and its request times."""
-        world = World(seed, Conditions(latency=0.05))
-        site = Answers()
+        world, site, root = self.answering(seed, [])
         site.routes["/"] = answer
-        root = world.serve(site)  # type: ignore[arg-type]
         times: list[float] = []
         record = lambda url, now: times.append(now)  # noqa: E731
         return self.simulate(world, [root], record, **options), times
