@@ -50,7 +50,7 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
         "asyncio.md#the-step-the-queue-crawler-on-asyncio",
     ),
     "one-request": (
-        "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
+        "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
         "asyncio.md#one-request",
     ),
@@ -65,39 +65,39 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
         "asyncio.md#the-queue-and-the-workers",
     ),
     "retries": (
-        "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
+        "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#the-crawler",
         "asyncio.md#fetching-with-retries",
     ),
     # Counting tries: aiohttp's quiet second try on a kept connection is
     # turned off where stage 3 opens its session.
     "counted-tries": (
-        "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
+        "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#the-crawler",
         "asyncio.md#the-queue-and-the-workers",
     ),
     "redirects": (
-        "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
+        "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "side-by-side.md#one-url-with-retries",
         "asyncio.md#redirects",
     ),
     "timeouts": (
-        "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
+        "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "coroutines.md#timeouts-wait_for",
         "await.md#timeouts",
     ),
     "sockets": (
-        "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
+        "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "coroutines.md#cancellation",
         "asyncio.md#one-request",
     ),
     "compression": (
-        "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
+        "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
         "asyncio.md#one-request",
     ),
     "worker-bugs": (
-        "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
+        "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#a-worker-that-survives-a-bad-item",
         "asyncio.md#the-queue-and-the-workers",
     ),
@@ -107,17 +107,17 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
         "asyncio.md#what-changed-from-the-500-lines-version",
     ),
     "report": (
-        "callbacks.md#what-every-stage-shares",
+        "real-callbacks.md#what-every-stage-shares",
         "coroutines.md#limits-the-report-and-forgotten-tasks",
         "asyncio.md#running-it-and-the-report",
     ),
     "politeness": (
-        "callbacks.md#being-polite-a-waiting-line-and-a-timer",
+        "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
         "coroutines.md#politeness-a-semaphore-and-a-sleep",
         "asyncio.md#being-polite-one-semaphore-and-asynciosleep",
     ),
     "limits": (
-        "callbacks.md#being-polite-a-waiting-line-and-a-timer",
+        "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
         "coroutines.md#limits-the-report-and-forgotten-tasks",
         "asyncio.md#fetching-with-retries",
     ),

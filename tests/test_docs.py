@@ -84,7 +84,8 @@ def test_site_builds_strictly(built_site: Path) -> None:
     # What the snippets and the hook put in is really there, not silently empty.
     assert "python -m shared.testsite --port 8000" in page_text(site / "index.html")
     callbacks = page_text(site / "callbacks" / "index.html")
-    assert first_line(stage1_callbacks.loop.EventLoop.run_once) in callbacks
+    real_callbacks = page_text(site / "real-callbacks" / "index.html")
+    assert first_line(stage1_callbacks.loop.EventLoop.run_once) in real_callbacks
     assert "Traceback (most recent call last):" in callbacks
     asyncio_page = page_text(site / "asyncio" / "index.html")
     assert first_line(stage3_asyncio.crawler.Crawler.work) in asyncio_page

@@ -1,16 +1,7 @@
-"""Step 1: a blocking fetch.
+"""Step 1: a blocking fetch, ten pages one after another.
 
-A socket, a request, and ``recv`` until the server closes the connection.
-Each call waits until its work is done, so the function reads top to
-bottom and keeps its state in local variables.  The program fetches ten
-pages of the test site, one after another, and says how long that took.
-
-Still wrong: while ``recv`` waits, the whole program waits.  Ten pages
-take ten times as long as one.  The next step, ``threads``, waits for
-several at once.
-
-The helpers (the URL, the request's bytes, the status line, the ten
-pages) come from ``shared/steps.py``, the plumbing every step shares.
+Still wrong: while ``recv`` waits, the whole program waits.  The next
+step, ``threads``, waits for several at once.
 """
 
 import socket

@@ -21,7 +21,6 @@ from stage1_callbacks.loop import EventLoop
 from tests.servers import ScriptedServer, answer, http_response
 
 
-# --8<-- [start:stack_ripping]
 def start_fetch(loop: EventLoop, url: str) -> None:
     """Ask for a page; on_page will handle it.  Returns at once."""
     fetcher = Fetcher(
@@ -51,9 +50,6 @@ def test_traceback_does_not_name_the_code_that_started_the_fetch() -> None:
     frames = [frame.name for frame in traceback.extract_tb(tb)]
     # From the loop to on_page; start_fetch is nowhere.
     assert frames[1:] == ["run", "run_once", "on_page"]
-
-
-# --8<-- [end:stack_ripping]
 
 
 def fetch_and_handle(url: str) -> None:

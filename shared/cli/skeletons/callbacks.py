@@ -65,7 +65,7 @@ class Crawler(CrawlerBase):
         failed.  Then start the next fetches (work).
         """
         raise NotImplementedError(
-            "on_response: see docs/callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop"
+            "on_response: see docs/real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop"
         )
 
 
