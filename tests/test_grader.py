@@ -413,7 +413,7 @@ def failed_grade(deselected: int = 0) -> Grade:
     message = "Failed: the crawl did not finish within 5 seconds: " + "a URL was lost " * 12
     grade = Grade("mine", ran={1, 2, 3, 4}, deselected=deselected)
     grade.failures["test_x"] = Failure(
-        "test_x", 4, "fetching-one-url", "asyncio.md#redirects", message, ["500", "502"]
+        "test_x", 4, "fetching-one-url", "real-asyncio.md#redirects", message, ["500", "502"]
     )
     return grade
 

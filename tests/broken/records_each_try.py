@@ -23,7 +23,7 @@ RULE = "test_refused_connection_is_a_recorded_failure: rule docs/contract.md#fet
 HINTS = {
     "callbacks": f"{RULE}; read docs/callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
     "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
-    "asyncio": f"{RULE}; read docs/asyncio.md#fetching-with-retries",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#fetching-with-retries",
 }
 
 

@@ -16,7 +16,7 @@ RULE = "test_redirect_chain_and_limit: rule docs/contract.md#fetching-one-url"
 HINTS = {
     "callbacks": f"{RULE}; read docs/callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
     "generators": f"{RULE}; read docs/side-by-side.md#one-url-with-retries",
-    "asyncio": f"{RULE}; read docs/asyncio.md#redirects",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#redirects",
 }
 
 
