@@ -338,7 +338,7 @@ def test_every_section_a_hint_names_exists() -> None:
         if anchor not in anchors(ROOT / "docs" / page)
     ]
     assert missing == []
-    assert ("asyncio.md", "the-queue-and-the-workers") in sections_named()  # It reads the data.
+    assert ("real-asyncio.md", "the-queue-and-the-workers") in sections_named()  # Reads the data.
 
 
 def test_every_test_has_a_section_for_each_shape() -> None:

@@ -1,9 +1,7 @@
 """Step 1 of stage 3: the queue crawler on asyncio and aiohttp.
 
-Stage 2's ``crawl`` step on the real library: ``async def`` and ``await``
-for generators and ``yield from``, asyncio's Task, Queue and loop, and
-aiohttp to speak HTTP.  Once the queue is joined, ``crawl`` cancels the
-workers and waits for them to end.
+Stage 2's ``crawl`` step on asyncio, with aiohttp to speak HTTP.  Once the
+queue is joined, ``crawl`` cancels the workers and waits for them to end.
 
 Still wrong: no timeout, no retry, no limit but ``max_tasks``.  A failed
 fetch ends its worker without a word; once ``max_tasks`` fetches have
