@@ -52,7 +52,7 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     "one-request": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
-        "asyncio.md#one-request",
+        "real-asyncio.md#one-request",
     ),
     "crawling": (
         "callbacks.md#crawling-the-site",
@@ -62,24 +62,24 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     "many-at-once": (
         "side-by-side.md#the-crawl-loop",
         "coroutines.md#a-queue-and-workers",
-        "asyncio.md#the-queue-and-the-workers",
+        "real-asyncio.md#the-queue-and-the-workers",
     ),
     "retries": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#the-crawler",
-        "asyncio.md#fetching-with-retries",
+        "real-asyncio.md#fetching-with-retries",
     ),
     # Counting tries: aiohttp's quiet second try on a kept connection is
     # turned off where stage 3 opens its session.
     "counted-tries": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#the-crawler",
-        "asyncio.md#the-queue-and-the-workers",
+        "real-asyncio.md#the-queue-and-the-workers",
     ),
     "redirects": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "side-by-side.md#one-url-with-retries",
-        "asyncio.md#redirects",
+        "real-asyncio.md#redirects",
     ),
     "timeouts": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
@@ -89,37 +89,37 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     "sockets": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "coroutines.md#cancellation",
-        "asyncio.md#one-request",
+        "real-asyncio.md#one-request",
     ),
     "compression": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
-        "asyncio.md#one-request",
+        "real-asyncio.md#one-request",
     ),
     "worker-bugs": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
         "coroutines.md#a-worker-that-survives-a-bad-item",
-        "asyncio.md#the-queue-and-the-workers",
+        "real-asyncio.md#the-queue-and-the-workers",
     ),
     "task-groups": (
         "side-by-side.md#when-something-breaks",
         "await.md#task-groups",
-        "asyncio.md#what-changed-from-the-500-lines-version",
+        "real-asyncio.md#what-changed-from-the-500-lines-version",
     ),
     "report": (
         "real-callbacks.md#what-every-stage-shares",
         "coroutines.md#limits-the-report-and-forgotten-tasks",
-        "asyncio.md#running-it-and-the-report",
+        "real-asyncio.md#running-it-and-the-report",
     ),
     "politeness": (
         "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
         "coroutines.md#politeness-a-semaphore-and-a-sleep",
-        "asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+        "real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
     ),
     "limits": (
         "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
         "coroutines.md#limits-the-report-and-forgotten-tasks",
-        "asyncio.md#fetching-with-retries",
+        "real-asyncio.md#fetching-with-retries",
     ),
     "hostile": ("side-by-side.md#when-a-server-lies",) * 3,
     "coming-back": ("reference.md#coming-back",) * 3,

@@ -87,7 +87,7 @@ def test_site_builds_strictly(built_site: Path) -> None:
     real_callbacks = page_text(site / "real-callbacks" / "index.html")
     assert first_line(stage1_callbacks.loop.EventLoop.run_once) in real_callbacks
     assert "Traceback (most recent call last):" in callbacks
-    asyncio_page = page_text(site / "asyncio" / "index.html")
+    asyncio_page = page_text(site / "real-asyncio" / "index.html")
     assert first_line(stage3_asyncio.crawler.Crawler.work) in asyncio_page
     # The prose about forgotten tasks quotes what asyncio printed at build time.
     assert "Task was destroyed but it is pending!" in asyncio_page

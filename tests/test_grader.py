@@ -338,7 +338,7 @@ def test_every_section_a_hint_names_exists() -> None:
         if anchor not in anchors(ROOT / "docs" / page)
     ]
     assert missing == []
-    assert ("asyncio.md", "the-queue-and-the-workers") in sections_named()  # It reads the data.
+    assert ("real-asyncio.md", "the-queue-and-the-workers") in sections_named()  # Reads the data.
 
 
 def test_every_test_has_a_section_for_each_shape() -> None:
@@ -413,7 +413,7 @@ def failed_grade(deselected: int = 0) -> Grade:
     message = "Failed: the crawl did not finish within 5 seconds: " + "a URL was lost " * 12
     grade = Grade("mine", ran={1, 2, 3, 4}, deselected=deselected)
     grade.failures["test_x"] = Failure(
-        "test_x", 4, "fetching-one-url", "asyncio.md#redirects", message, ["500", "502"]
+        "test_x", 4, "fetching-one-url", "real-asyncio.md#redirects", message, ["500", "502"]
     )
     return grade
 

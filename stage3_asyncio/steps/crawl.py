@@ -1,19 +1,11 @@
 """Step 1 of stage 3: the queue crawler on asyncio and aiohttp.
 
-The crawler of stage 2's ``crawl`` step, word for word where the idea is the
-same: ``yield from`` becomes ``await``, generator functions become ``async
-def``, ``Task(...)`` becomes ``asyncio.create_task(...)``, and the Queue
-and the loop are asyncio's.  aiohttp speaks HTTP: it connects, sends, reads
-and parses the response, and keeps connections open for the next request.
-``crawl`` cancels the workers once the queue is joined, so none is left
-behind when ``asyncio.run`` closes the loop.
+Stage 2's ``crawl`` step on asyncio, with aiohttp to speak HTTP.  Once the
+queue is joined, ``crawl`` cancels the workers and waits for them to end.
 
-Still wrong: no timeout, no retry, no limits beyond ``max_tasks``.  A
-fetch that fails ends its worker without a word: ``gather`` swallows the
-error and the URL is never printed.  Once ``max_tasks`` fetches have
-failed, no worker is left, and ``join`` waits forever.  The finished stage
-(``stage3_asyncio``) adds timeouts and retries, records every outcome,
-counts redirects, and shares its crawl policy with the other stages.
+Still wrong: no timeout, no retry, no limit but ``max_tasks``.  A failed
+fetch ends its worker without a word; once ``max_tasks`` fetches have
+failed, no worker is left, and ``join`` waits for ever.
 """
 
 import asyncio

@@ -15,7 +15,7 @@ LEVEL = 4
 HINTS = {
     "asyncio": (
         "test_redirect_cycle: rule docs/contract.md#fetching-one-url;"
-        " read docs/asyncio.md#redirects"
+        " read docs/real-asyncio.md#redirects"
     ),
 }
 

@@ -13,7 +13,7 @@ RULE = (
 )
 HINTS = {
     "generators": f"{RULE}; read docs/coroutines.md#a-worker-that-survives-a-bad-item",
-    "asyncio": f"{RULE}; read docs/asyncio.md#the-queue-and-the-workers",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#the-queue-and-the-workers",
 }
 
 

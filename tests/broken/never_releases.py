@@ -17,7 +17,7 @@ ONE_FAILURE = True  # Not also a test that runs when the collector finds the res
 HINTS = {
     "asyncio": (
         "test_sockets_are_closed_on_every_error_path: rule docs/contract.md#entry-points;"
-        " read docs/asyncio.md#one-request"
+        " read docs/real-asyncio.md#one-request"
     ),
 }
 

@@ -16,7 +16,7 @@ RULE = "test_max_per_host_is_reached_and_never_exceeded [1, 2, 3]: rule docs/con
 HINTS = {
     "callbacks": f"{RULE}; read docs/real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
     "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
 }
 
 

@@ -16,7 +16,7 @@ RULE = "test_many_fetches_at_once [seed0]: rule docs/contract.md#the-whole-crawl
 HINTS = {
     "callbacks": f"{RULE}; read docs/side-by-side.md#the-crawl-loop",
     "generators": f"{RULE}; read docs/coroutines.md#a-queue-and-workers",
-    "asyncio": f"{RULE}; read docs/asyncio.md#the-queue-and-the-workers",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#the-queue-and-the-workers",
 }
 
 

@@ -25,7 +25,7 @@ HINTS = {
         f"{RULE}; read docs/real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop"
     ),
     "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
-    "asyncio": f"{RULE}; read docs/asyncio.md#fetching-with-retries",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#fetching-with-retries",
 }
 
 

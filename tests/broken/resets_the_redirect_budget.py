@@ -18,7 +18,7 @@ HINTS = {
         f"{RULE}; read docs/real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop"
     ),
     "generators": f"{RULE}; read docs/side-by-side.md#one-url-with-retries",
-    "asyncio": f"{RULE}; read docs/asyncio.md#redirects",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#redirects",
 }
 
 

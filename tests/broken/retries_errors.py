@@ -15,7 +15,7 @@ RULE = (
 )
 HINTS = {
     "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
-    "asyncio": f"{RULE}; read docs/asyncio.md#fetching-with-retries",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#fetching-with-retries",
 }
 
 

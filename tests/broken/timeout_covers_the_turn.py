@@ -22,7 +22,7 @@ RULE = (
 )
 HINTS = {
     "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+    "asyncio": f"{RULE}; read docs/real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
 }
 
 

@@ -42,19 +42,19 @@ class Crawler(CrawlerBase):
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen; queue it with its redirect budget."""
         raise NotImplementedError(
-            "add_url: see docs/asyncio.md#the-queue-and-the-workers",
+            "add_url: see docs/real-asyncio.md#the-queue-and-the-workers",
         )
 
     async def crawl(self) -> None:
         """Open a session, start the workers, queue the roots, join."""
         raise NotImplementedError(
-            "crawl: see docs/asyncio.md#the-queue-and-the-workers",
+            "crawl: see docs/real-asyncio.md#the-queue-and-the-workers",
         )
 
     async def work(self) -> None:
         """Take URLs from the queue and fetch each, until cancelled."""
         raise NotImplementedError(
-            "work: see docs/asyncio.md#the-queue-and-the-workers",
+            "work: see docs/real-asyncio.md#the-queue-and-the-workers",
         )
 
     async def fetch(self, url: str, max_redirect: int) -> None:
@@ -65,7 +65,7 @@ class Crawler(CrawlerBase):
         is the record of a URL that failed.
         """
         raise NotImplementedError(
-            "fetch: see docs/asyncio.md#fetching-with-retries",
+            "fetch: see docs/real-asyncio.md#fetching-with-retries",
         )
 
     async def request(self, url: str) -> Response:
@@ -75,7 +75,7 @@ class Crawler(CrawlerBase):
         header names in lower case.  ``self.recorder.begin(url)``, then
         ``.phase(url, "read")`` and ``.end(url)`` trace it (trace=FILE).
         """
-        raise NotImplementedError("request: see docs/asyncio.md#one-request")
+        raise NotImplementedError("request: see docs/real-asyncio.md#one-request")
 
 
 # --8<-- [end:skeleton]
