@@ -66,14 +66,14 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "retries": (
         "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
-        "coroutines.md#the-crawler",
+        "real-coroutines.md#the-crawler",
         "asyncio.md#fetching-with-retries",
     ),
     # Counting tries: aiohttp's quiet second try on a kept connection is
     # turned off where stage 3 opens its session.
     "counted-tries": (
         "callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
-        "coroutines.md#the-crawler",
+        "real-coroutines.md#the-crawler",
         "asyncio.md#the-queue-and-the-workers",
     ),
     "redirects": (
@@ -83,12 +83,12 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "timeouts": (
         "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
-        "coroutines.md#timeouts-wait_for",
+        "real-coroutines.md#timeouts-wait_for",
         "await.md#timeouts",
     ),
     "sockets": (
         "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
-        "coroutines.md#cancellation",
+        "real-coroutines.md#cancellation",
         "asyncio.md#one-request",
     ),
     "compression": (
@@ -108,17 +108,17 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "report": (
         "callbacks.md#what-every-stage-shares",
-        "coroutines.md#limits-the-report-and-forgotten-tasks",
+        "real-coroutines.md#limits-the-report-and-forgotten-tasks",
         "asyncio.md#running-it-and-the-report",
     ),
     "politeness": (
         "callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "coroutines.md#politeness-a-semaphore-and-a-sleep",
+        "real-coroutines.md#politeness-a-semaphore-and-a-sleep",
         "asyncio.md#being-polite-one-semaphore-and-asynciosleep",
     ),
     "limits": (
         "callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "coroutines.md#limits-the-report-and-forgotten-tasks",
+        "real-coroutines.md#limits-the-report-and-forgotten-tasks",
         "asyncio.md#fetching-with-retries",
     ),
     "hostile": ("side-by-side.md#when-a-server-lies",) * 3,

@@ -33,6 +33,7 @@ class Crawler:
         self.seen_urls = {root}
         self.q.put_nowait(root)
 
+    # --8<-- [start:methods]
     def crawl(self) -> Coroutine:
         """Start the workers; return once every URL is done."""
         for _ in range(self.max_tasks):
@@ -55,6 +56,7 @@ class Crawler:
         for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
+        # --8<-- [end:methods]
         # --8<-- [end:crawler]
 
 

@@ -22,7 +22,7 @@ LEVEL = 4
 RULE = "test_refused_connection_is_a_recorded_failure: rule docs/contract.md#fetching-one-url"
 HINTS = {
     "callbacks": f"{RULE}; read docs/callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
-    "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
+    "generators": f"{RULE}; read docs/real-coroutines.md#the-crawler",
     "asyncio": f"{RULE}; read docs/asyncio.md#fetching-with-retries",
 }
 
