@@ -21,7 +21,6 @@ from stage2_generators.steps.queues import Queue, run
 from stage2_generators.steps.yield_from import Coroutine, fetch
 
 
-# --8<-- [start:crawler]
 class Crawler:
     """Crawl the site of ``root`` with ``max_tasks`` workers."""
 
@@ -57,7 +56,6 @@ class Crawler:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
         # --8<-- [end:methods]
-        # --8<-- [end:crawler]
 
 
 if __name__ == "__main__":
