@@ -66,14 +66,14 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "retries": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
-        "coroutines.md#the-crawler",
+        "real-coroutines.md#the-crawler",
         "real-asyncio.md#fetching-with-retries",
     ),
     # Counting tries: aiohttp's quiet second try on a kept connection is
     # turned off where stage 3 opens its session.
     "counted-tries": (
         "real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop",
-        "coroutines.md#the-crawler",
+        "real-coroutines.md#the-crawler",
         "real-asyncio.md#the-queue-and-the-workers",
     ),
     "redirects": (
@@ -83,12 +83,12 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "timeouts": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
-        "coroutines.md#timeouts-wait_for",
+        "real-coroutines.md#timeouts-wait_for",
         "await.md#timeouts",
     ),
     "sockets": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
-        "coroutines.md#cancellation",
+        "real-coroutines.md#cancellation",
         "real-asyncio.md#one-request",
     ),
     "compression": (
@@ -108,17 +108,17 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
     ),
     "report": (
         "real-callbacks.md#what-every-stage-shares",
-        "coroutines.md#limits-the-report-and-forgotten-tasks",
+        "real-coroutines.md#limits-the-report-and-forgotten-tasks",
         "real-asyncio.md#running-it-and-the-report",
     ),
     "politeness": (
         "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "coroutines.md#politeness-a-semaphore-and-a-sleep",
+        "real-coroutines.md#politeness-a-semaphore-and-a-sleep",
         "real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
     ),
     "limits": (
         "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "coroutines.md#limits-the-report-and-forgotten-tasks",
+        "real-coroutines.md#limits-the-report-and-forgotten-tasks",
         "real-asyncio.md#fetching-with-retries",
     ),
     "hostile": ("side-by-side.md#when-a-server-lies",) * 3,

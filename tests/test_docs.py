@@ -262,7 +262,7 @@ def assert_works_offline(site: Path) -> None:
         assert ('javascripts/replay.js"' in page) == has_player, path.relative_to(site)
         assert ('stylesheets/replay.css"' in page) == has_player, path.relative_to(site)
     assert 0 < drawn < len(pages)
-    assert players == 2  # The coroutines page, in each language.
+    assert players == 2  # The real-coroutines page, in each language.
     assert (site / "replay" / "generators.json").is_file()
 
 

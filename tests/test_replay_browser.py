@@ -5,7 +5,7 @@ journal of the scripted run of tests/test_journal.py, served from
 127.0.0.1; every request to another address is blocked and recorded.
 The test steps through the whole journal with the keys and the buttons
 and checks at each step that the player shows what the journal holds
-there.  The built site's player, on the coroutines page, is checked in
+there.  The built site's player, on the real-coroutines page, is checked in
 tests/test_site_browser.py.
 """
 

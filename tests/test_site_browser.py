@@ -459,7 +459,7 @@ REPLAY_SHOWN = """root => [Number(root.dataset.step), [...root.querySelectorAll(
 def test_the_replay_steps_through_the_recorded_run(
     window: Window, site_url: str, built_site: Path, language: str
 ) -> None:
-    """The coroutines page's player loads the build's journal and steps through it by key.
+    """The real-coroutines page's player loads the build's journal and steps through it by key.
 
     Whether its page shows a console error or makes a request off the
     machine is checked with every page.
@@ -467,7 +467,7 @@ def test_the_replay_steps_through_the_recorded_run(
     journal = json.loads((built_site / "replay" / "generators.json").read_text(encoding="utf-8"))
     page = window.context.new_page()
     try:
-        page.goto(site_url + page_path(language, "coroutines"), wait_until="load")
+        page.goto(site_url + page_path(language, "real-coroutines"), wait_until="load")
         root = page.locator(".replay[data-ready=yes]")
         root.focus()
         for _ in range(5):

@@ -21,7 +21,6 @@ from stage2_generators.steps.queues import Queue, run
 from stage2_generators.steps.yield_from import Coroutine, fetch
 
 
-# --8<-- [start:crawler]
 class Crawler:
     """Crawl the site of ``root`` with ``max_tasks`` workers."""
 
@@ -33,6 +32,7 @@ class Crawler:
         self.seen_urls = {root}
         self.q.put_nowait(root)
 
+    # --8<-- [start:methods]
     def crawl(self) -> Coroutine:
         """Start the workers; return once every URL is done."""
         for _ in range(self.max_tasks):
@@ -55,7 +55,7 @@ class Crawler:
         for link in links - self.seen_urls:
             self.seen_urls.add(link)
             self.q.put_nowait(link)
-        # --8<-- [end:crawler]
+        # --8<-- [end:methods]
 
 
 if __name__ == "__main__":

@@ -74,7 +74,6 @@ def run(selector: selectors.BaseSelector, main: Coroutine) -> None:
     loop(selector, running)
 
 
-# --8<-- [start:worker]
 def worker(
     q: Queue, selector: selectors.BaseSelector, progress: Progress
 ) -> Coroutine:
@@ -83,7 +82,6 @@ def worker(
         url = yield from q.get()
         yield from fetch_and_print(url, selector, progress)
         q.task_done()
-    # --8<-- [end:worker]
 
 
 if __name__ == "__main__":

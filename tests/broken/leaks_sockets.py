@@ -11,7 +11,7 @@ LEVEL = 4
 HINTS = {
     "generators": (
         "test_sockets_are_closed_on_every_error_path: rule docs/contract.md#entry-points;"
-        " read docs/coroutines.md#cancellation"
+        " read docs/real-coroutines.md#cancellation"
     ),
 }
 

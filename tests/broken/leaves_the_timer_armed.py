@@ -23,7 +23,7 @@ LEVEL = 4
 HINTS = {
     "generators": (
         "test_a_timeout_ends_only_its_own_request [seed0]: rule docs/contract.md#fetching-one-url;"
-        " read docs/coroutines.md#timeouts-wait_for"
+        " read docs/real-coroutines.md#timeouts-wait_for"
     ),
 }
 

@@ -12,7 +12,7 @@ HINTS = {
     "generators": (
         "test_a_stalled_server_ends_in_the_crawls_timeout [seed0]:"
         " rule docs/contract.md#fetching-one-url;"
-        " read docs/coroutines.md#timeouts-wait_for"
+        " read docs/real-coroutines.md#timeouts-wait_for"
     ),
 }
 

@@ -24,7 +24,7 @@ HINTS = {
     "callbacks": (
         f"{RULE}; read docs/real-callbacks.md#the-crawler-a-retry-loop-that-cannot-be-a-loop"
     ),
-    "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
+    "generators": f"{RULE}; read docs/real-coroutines.md#the-crawler",
     "asyncio": f"{RULE}; read docs/real-asyncio.md#fetching-with-retries",
 }
 

@@ -14,7 +14,7 @@ RULE = (
     " rule docs/contract.md#fetching-one-url"
 )
 HINTS = {
-    "generators": f"{RULE}; read docs/coroutines.md#the-crawler",
+    "generators": f"{RULE}; read docs/real-coroutines.md#the-crawler",
     "asyncio": f"{RULE}; read docs/real-asyncio.md#fetching-with-retries",
 }
 

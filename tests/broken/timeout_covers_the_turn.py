@@ -21,7 +21,7 @@ RULE = (
     "test_the_timeout_starts_after_the_wait_for_the_turn [seed0]: rule docs/contract.md#politeness"
 )
 HINTS = {
-    "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
+    "generators": f"{RULE}; read docs/real-coroutines.md#politeness-a-semaphore-and-a-sleep",
     "asyncio": f"{RULE}; read docs/real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
 }
 

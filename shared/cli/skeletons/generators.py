@@ -56,7 +56,7 @@ class Crawler(CrawlerBase):
         answer and queues its links; ``shared.record.stats.failure(url, error)`` is
         the record of a URL that failed.
         """
-        raise NotImplementedError("fetch: see docs/coroutines.md#the-crawler")
+        raise NotImplementedError("fetch: see docs/real-coroutines.md#the-crawler")
 
     def request(self, url: str) -> Coroutine:
         """GET ``url`` once over a non-blocking socket; return a ``shared.web.http.Response``.
@@ -65,7 +65,7 @@ class Crawler(CrawlerBase):
         the answer (``ResponseParser``).
         """
         raise NotImplementedError(
-            "request: see docs/coroutines.md#sockets-try-first-wait-only-if-needed"
+            "request: see docs/real-coroutines.md#sockets-try-first-wait-only-if-needed"
         )
 
 
