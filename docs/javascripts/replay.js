@@ -576,6 +576,9 @@
       });
   }
 
+  // A run made in the page (docs/javascripts/run.js) opens its journal here.
+  window.replayJournal = play;
+
   function startAll() {
     document.querySelectorAll("div.replay").forEach(start);
   }

@@ -16,15 +16,27 @@ the step with its status, as it would end the program.
 
 Afterwards the standard library's modules are back in ``sys.modules``: the
 runner's own machinery, and the page's, never meets the world's.
+
+One thing would still tell the page's run from a terminal's: the crawling
+steps start a fetch for each new link of a page in the order of a set,
+``links - self.seen_urls``, and a set of strings is ordered by their
+hashes.  The page's Python (Pyodide, 32-bit WebAssembly) hashes strings
+with FNV, a 64-bit CPython with SipHash, so the two would fetch in two
+orders.  In the world, ``links_to_follow`` returns a ``SortedLinks``: a
+set whose iteration, and that of what is taken away from it, goes in
+sorted order.  The step's code is the same; its links come in one order
+on every Python.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import importlib.util
 import io
+import json
 import linecache
 import signal
 import sys
@@ -165,6 +177,7 @@ def in_world(world: PageWorld) -> Iterator[None]:
     real = {name: sys.modules.get(name) for name in ("socket", "selectors", "time")}
     drop_project_modules()
     sys.modules.update(world.modules())
+    sort_the_links()
     try:
         yield
     finally:
@@ -172,6 +185,31 @@ def in_world(world: PageWorld) -> Iterator[None]:
         for name, module in real.items():
             if module is not None:
                 sys.modules[name] = module
+
+
+class SortedLinks(set[str]):
+    """A set of links that iterates in sorted order, as do the sets taken from it."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(set.__iter__(self)))
+
+    def __sub__(self, other: Any) -> SortedLinks:
+        return SortedLinks(set.__sub__(self, other))
+
+    def difference(self, *others: Any) -> SortedLinks:
+        return SortedLinks(set.difference(self, *others))
+
+
+def sort_the_links() -> None:
+    """Make ``shared.steps.links_to_follow`` return SortedLinks, before any step imports it."""
+    steps = importlib.import_module("shared.steps")
+    found = steps.links_to_follow
+
+    @functools.wraps(found)
+    def links_to_follow(*args: Any) -> SortedLinks:
+        return SortedLinks(found(*args))
+
+    steps.links_to_follow = links_to_follow
 
 
 def drop_project_modules() -> None:
@@ -222,3 +260,13 @@ def keep_journal() -> Any:
 
     loop_module.EventLoop.__init__ = with_journal
     return journal
+
+
+def page_run(
+    module: str, source: str | None, write: Callable[[str], object], journal: bool
+) -> tuple[int, float, str | None]:
+    """Run a step for the page's worker: (exit status, virtual seconds, journal as JSON or None)."""
+    edit = source if isinstance(source, str) else None  # JavaScript's null is not None.
+    outcome = run_step(module, write, edit, journal=journal)
+    kept = None if outcome.journal is None else json.dumps(outcome.journal, ensure_ascii=False)
+    return outcome.status, outcome.seconds, kept
