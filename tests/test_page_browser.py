@@ -92,7 +92,9 @@ def open_page(context: Any, url: str) -> tuple[Any, list[str]]:
     page = context.new_page()
     page.set_default_timeout(RUN_TIMEOUT_MS)
     errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     page.goto(url, wait_until="load")
     return page, errors
@@ -101,7 +103,9 @@ def open_page(context: Any, url: str) -> tuple[Any, list[str]]:
 def run(box: Any) -> dict[str, Any]:
     """Press a listing's Run button; return what it printed once it is done."""
     box.locator(".run-button").click()
-    box.page.wait_for_function("box => !box.classList.contains('running')", arg=box.element_handle())
+    box.page.wait_for_function(
+        "box => !box.classList.contains('running')", arg=box.element_handle()
+    )
     return box.evaluate(RESULT)
 
 
@@ -152,7 +156,9 @@ def test_an_edited_step_runs_the_edit_and_shows_its_traceback(context: Any, site
         edited = run(box)
         assert edited["text"].splitlines()[-2] == "10 pages in 0.050 s, one thread, edited"
         assert edited["verdict"] == "edited"
-        broken = source.replace("        self.todo.remove(self.url)\n", "        self.todo.remove(None)\n")
+        broken = source.replace(
+            "        self.todo.remove(self.url)\n", "        self.todo.remove(None)\n"
+        )
         editor.fill(broken)
         failed = run(box)
         printed, _, traceback = failed["text"].partition("Traceback (most recent call last):\n")
@@ -204,8 +210,8 @@ def test_the_pages_url_and_link_parsers_pass_their_tests(
         "import shared.web.urls, shared.web.links\n"
         "print('backends', shared.web.urls.whatwg.__name__, shared.web.links.LexborHTMLParser)\n"
         "os.chdir('/tmp/page_tests')\n"
-        "status = pytest.main(['-q', '-p', 'no:cacheprovider', '--noconftest', '-k', 'not lexbor',\n"
-        "                      'tests/test_urls.py', 'tests/test_links.py'])\n"
+        "options = ['-q', '-p', 'no:cacheprovider', '--noconftest', '-k', 'not lexbor']\n"
+        "status = pytest.main([*options, 'tests/test_urls.py', 'tests/test_links.py'])\n"
         "print('status', int(status))\n"
         "os.chdir('/home/pyodide/project')\n"
     )

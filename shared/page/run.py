@@ -175,16 +175,24 @@ def traceback_text(error: BaseException) -> str:
 def in_world(world: PageWorld) -> Iterator[None]:
     """Put the world's modules in ``sys.modules``, and import the project's afresh."""
     real = {name: sys.modules.get(name) for name in ("socket", "selectors", "time")}
+    before = {name: module for name, module in sys.modules.items() if is_fresh(name)}
     drop_project_modules()
     sys.modules.update(world.modules())
     sort_the_links()
     try:
         yield
     finally:
+        # The process gets back the very modules it had: a caller (a test, the
+        # page's worker) that imported one before holds no stale copy.
         drop_project_modules()
-        for name, module in real.items():
-            if module is not None:
-                sys.modules[name] = module
+        sys.modules.update(before)
+        for name, module in before.items():  # And each package its submodules.
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                setattr(sys.modules[parent], child, module)
+        for name, stdlib in real.items():
+            if stdlib is not None:
+                sys.modules[name] = stdlib
 
 
 class SortedLinks(set[str]):
@@ -209,20 +217,24 @@ def sort_the_links() -> None:
     def links_to_follow(*args: Any) -> SortedLinks:
         return SortedLinks(found(*args))
 
-    steps.links_to_follow = links_to_follow
+    setattr(steps, "links_to_follow", links_to_follow)  # noqa: B010  A module's attribute.
+
+
+def is_fresh(name: str) -> bool:
+    """Tell whether the module ``name`` is imported afresh for each run."""
+    return name.startswith(FRESH) and not name.startswith(KEPT)
 
 
 def drop_project_modules() -> None:
     """Forget the project's modules but the world's own: the next import runs them again."""
-    for name in list(sys.modules):
-        if name.startswith(FRESH) and not name.startswith(KEPT):
-            del sys.modules[name]
+    for name in [name for name in sys.modules if is_fresh(name)]:
+        del sys.modules[name]
 
 
 @contextlib.contextmanager
 def redirected(terminal: Terminal) -> Iterator[None]:
     """Send stdout and stderr to ``terminal`` within the block."""
-    with contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):
         yield
 
 

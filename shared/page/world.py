@@ -247,7 +247,7 @@ def getaddrinfo(
         message = f"{name}: no such host in the simulation"
         raise real_socket.gaierror(real_socket.EAI_NONAME, message) from None
     found = real_socket.AF_INET6 if ip.version == 6 else real_socket.AF_INET
-    number = int(port) if port not in (None, b"", "") else 0  # type: ignore[arg-type]
+    number = int(port) if port not in (None, b"", "") else 0
     kind = type or real_socket.SOCK_STREAM
     return [(found, kind, proto or real_socket.IPPROTO_TCP, "", (name, number))]
 
@@ -255,7 +255,7 @@ def getaddrinfo(
 def socket_module(world: PageWorld) -> types.ModuleType:
     """Return the ``socket`` module of ``world``."""
 
-    class socket(PageSocket):  # noqa: N801: the standard library's name.
+    class socket(PageSocket):
         def __init__(
             self, family: int = real_socket.AF_INET, type: int = real_socket.SOCK_STREAM,
             proto: int = 0, fileno: int | None = None,
@@ -284,7 +284,7 @@ def socket_module(world: PageWorld) -> types.ModuleType:
 def selectors_module(world: PageWorld) -> types.ModuleType:
     """Return the ``selectors`` module of ``world``: DefaultSelector waits on its sockets."""
 
-    def DefaultSelector() -> SimSelector:  # noqa: N802: the standard library's name.
+    def DefaultSelector() -> SimSelector:
         return world.world.selector()
 
     return module_like(real_selectors, {"DefaultSelector": DefaultSelector})

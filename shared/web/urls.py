@@ -24,7 +24,7 @@ from collections.abc import Iterable
 try:
     import ada_url as whatwg
 except ImportError:  # In a page: the browser's parser (Pyodide cannot load ada's C++).
-    from shared.web import jsurl as whatwg
+    from shared.web import jsurl as whatwg  # type: ignore[no-redef]
 
 CRAWLABLE_SCHEMES = ("http", "https")
 MAX_ORIGINS_KEPT = 10_000  # Answers UrlPolicy keeps, one per scheme and authority.
