@@ -87,17 +87,30 @@ def context(browser: Any, site: str) -> Iterator[Any]:
     context.close()
 
 
-def open_page(context: Any, url: str) -> tuple[Any, list[str]]:
-    """Open ``url``; return the page and the list its console errors go to."""
-    page = context.new_page()
-    page.set_default_timeout(RUN_TIMEOUT_MS)
-    errors: list[str] = []
-    page.on(
-        "console", lambda message: errors.append(message.text) if message.type == "error" else None
-    )
-    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-    page.goto(url, wait_until="load")
-    return page, errors
+@pytest.fixture(scope="module")
+def pages(context: Any, site: str) -> Iterator[Any]:
+    """Return a function that opens a page of the site once, and keeps it open.
+
+    So Python boots once per page for all the tests of the module: the
+    edit, the player and the parsers are tried on pages whose steps ran.
+    It returns the page and the list its console errors go to.
+    """
+    opened: dict[str, tuple[Any, list[str]]] = {}
+
+    def open_page(path: str) -> tuple[Any, list[str]]:
+        if path not in opened:
+            page = context.new_page()
+            page.set_default_timeout(RUN_TIMEOUT_MS)
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+            page.goto(site + path, wait_until="load")
+            opened[path] = page, errors
+        return opened[path]
+
+    yield open_page
+    for page, _ in opened.values():
+        page.close()
 
 
 def run(box: Any) -> dict[str, Any]:
@@ -118,85 +131,76 @@ def test_the_site_has_steps_to_run(built_site: Path) -> None:
 
 
 def test_every_step_runs_in_the_page_as_in_a_terminal(
-    context: Any, site: str, built_site: Path, manifest: dict[str, Any]
+    context: Any, pages: Any, built_site: Path, manifest: dict[str, Any]
 ) -> None:
     """Each runnable listing of each page prints what the command line printed, and says so."""
     timings = []
     for path, modules in runnable(built_site).items():
-        page, errors = open_page(context, site + path)
-        try:
-            boxes = page.locator(".run-listing[data-run]")
-            assert boxes.count() == len(modules)
-            for index, module in enumerate(modules):
-                box = boxes.nth(index)
-                assert box.get_attribute("data-run") == module
-                assert box.locator(".run-button").count() == 1
-                assert box.locator(".run-output").count() == 1
-                started = time.perf_counter()
-                result = run(box)
-                timings.append((path, module, time.perf_counter() - started))
-                assert result["text"] == manifest["outputs"][module], (path, module)
-                assert result["verdict"] == "same", (path, module)
-        finally:
-            page.close()
+        page, errors = pages(path)
+        boxes = page.locator(".run-listing[data-run]")
+        assert boxes.count() == len(modules)
+        for index, module in enumerate(modules):
+            box = boxes.nth(index)
+            assert box.get_attribute("data-run") == module
+            assert box.locator(".run-button").count() == 1
+            assert box.locator(".run-output").count() == 1
+            started = time.perf_counter()
+            result = run(box)
+            timings.append((path, module, time.perf_counter() - started))
+            assert result["text"] == manifest["outputs"][module], (path, module)
+            assert result["verdict"] == "same", (path, module)
         assert errors == [], path
     assert context.outside == []
     for path, module, seconds in timings:  # For the report: the first run of a page boots.
         print(f"{seconds:6.2f} s  {path} {module}")
 
 
-def test_an_edited_step_runs_the_edit_and_shows_its_traceback(context: Any, site: str) -> None:
-    page, errors = open_page(context, site + "/callbacks/")
-    try:
-        box = page.locator('.run-listing[data-run="stage1_callbacks.steps.fetcher"]')
-        box.locator(".run-edit").click()
-        editor = box.locator("textarea.run-editor")
-        source = editor.input_value()
-        editor.fill(source.replace('one thread")', 'one thread, edited")'))
-        edited = run(box)
-        assert edited["text"].splitlines()[-2] == "10 pages in 0.050 s, one thread, edited"
-        assert edited["verdict"] == "edited"
-        broken = source.replace(
-            "        self.todo.remove(self.url)\n", "        self.todo.remove(None)\n"
-        )
-        editor.fill(broken)
-        failed = run(box)
-        printed, _, traceback = failed["text"].partition("Traceback (most recent call last):\n")
-        lines = traceback.splitlines()
-        number = broken.splitlines().index("        self.todo.remove(None)") + 1
-        assert printed == "HTTP/1.1 200 OK http://127.0.0.1:8000/\n"  # The first page, then.
-        assert f'  File "stage1_callbacks/steps/fetcher.py", line {number}, in finish' in lines
-        assert "    self.todo.remove(None)" in lines
-        assert lines[-1] == "KeyError: None"
-        assert "exit status 1" in failed["about"]
-        box.locator(".run-reset").click()
-        assert box.locator("textarea").count() == 0
-        assert run(box)["verdict"] == "same"
-    finally:
-        page.close()
+def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> None:
+    page, errors = pages("/callbacks/")
+    box = page.locator('.run-listing[data-run="stage1_callbacks.steps.fetcher"]')
+    box.locator(".run-edit").click()
+    editor = box.locator("textarea.run-editor")
+    source = editor.input_value()
+    editor.fill(source.replace('one thread")', 'one thread, edited")'))
+    edited = run(box)
+    assert edited["text"].splitlines()[-2] == "10 pages in 0.050 s, one thread, edited"
+    assert edited["verdict"] == "edited"
+    broken = source.replace(
+        "        self.todo.remove(self.url)\n", "        self.todo.remove(None)\n"
+    )
+    editor.fill(broken)
+    failed = run(box)
+    printed, _, traceback = failed["text"].partition("Traceback (most recent call last):\n")
+    lines = traceback.splitlines()
+    number = broken.splitlines().index("        self.todo.remove(None)") + 1
+    assert printed == "HTTP/1.1 200 OK http://127.0.0.1:8000/\n"  # The first page, then.
+    assert f'  File "stage1_callbacks/steps/fetcher.py", line {number}, in finish' in lines
+    assert "    self.todo.remove(None)" in lines
+    assert lines[-1] == "KeyError: None"
+    assert "exit status 1" in failed["about"]
+    box.locator(".run-reset").click()
+    assert box.locator("textarea").count() == 0
+    assert run(box)["verdict"] == "same"
     assert errors == []
 
 
-def test_a_page_run_of_stage_2_opens_in_the_player(context: Any, site: str) -> None:
-    page, errors = open_page(context, site + "/zh/await/")
-    try:
-        box = page.locator('.run-listing[data-run="stage2_generators.steps.taskgroup"]')
-        run(box)
-        box.locator(".run-replay").click()
-        player = box.locator(".replay[data-ready=yes]")
-        player.focus()
-        page.keyboard.press("ArrowRight")
-        assert player.get_attribute("data-step") == "1"
-        caption = player.locator(".replay-caption").text_content() or ""
-        assert "第一次运行" in caption, caption  # Task-1 starts, in Chinese.
-        assert player.locator(".replay-task").count() >= 11  # main and its ten fetches.
-    finally:
-        page.close()
+def test_a_page_run_of_stage_2_opens_in_the_player(pages: Any) -> None:
+    page, errors = pages("/zh/await/")
+    box = page.locator('.run-listing[data-run="stage2_generators.steps.taskgroup"]')
+    run(box)
+    box.locator(".run-replay").click()
+    player = box.locator(".replay[data-ready=yes]")
+    player.focus()
+    page.keyboard.press("ArrowRight")
+    assert player.get_attribute("data-step") == "1"
+    caption = player.locator(".replay-caption").text_content() or ""
+    assert "第一次运行" in caption, caption  # Task-1 starts, in Chinese.
+    assert player.locator(".replay-task").count() >= 11  # main and its ten fetches.
     assert errors == []
 
 
 def test_the_pages_url_and_link_parsers_pass_their_tests(
-    context: Any, site: str, manifest: dict[str, Any]
+    pages: Any, manifest: dict[str, Any]
 ) -> None:
     """In the worker: ada_url and selectolax are missing, so the browser's parsers serve."""
     tests = {name: (REPO / "tests" / name).read_text(encoding="utf-8")
@@ -215,14 +219,11 @@ def test_the_pages_url_and_link_parsers_pass_their_tests(
         "print('status', int(status))\n"
         "os.chdir('/home/pyodide/project')\n"
     )
-    page, errors = open_page(context, site + "/callbacks/")
-    try:
-        answer = page.evaluate(
-            "([code, wheels]) => window.crawlerPython.run(code, wheels)",
-            [code, manifest["test_wheels"]],
-        )
-    finally:
-        page.close()
+    page, errors = pages("/callbacks/")
+    answer = page.evaluate(
+        "([code, wheels]) => window.crawlerPython.run(code, wheels)",
+        [code, manifest["test_wheels"]],
+    )
     text = answer["text"]
     print(text[-3000:])
     assert answer["error"] is None, answer["error"]

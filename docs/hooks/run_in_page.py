@@ -364,16 +364,13 @@ def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: ob
 
 
 def on_post_page(output: str, page: Any, config: dict[str, Any]) -> str:
-    """Give a page with a runnable listing the scripts and style sheets it needs."""
+    """Give a page with a runnable listing its script and style sheet."""
     if 'class="run-listing"' not in output:
         return output
     root = "../" * page.url.count("/")
     head = f'<link rel="stylesheet" href="{root}stylesheets/run.css">\n'
-    if "stylesheets/replay.css" not in output:  # A run of stage 2 opens in the player.
-        head += f'<link rel="stylesheet" href="{root}stylesheets/replay.css">\n'
+    # The replay player's script comes only when a reader opens a run in it (run.js).
     body = f'<script src="{root}javascripts/run.js" data-root="{root}"></script>\n'
-    if "javascripts/replay.js" not in output:
-        body += f'<script src="{root}javascripts/replay.js"></script>\n'
     output = output.replace("</head>", head + "</head>", 1)
     return output.replace("</body>", body + "</body>", 1)
 

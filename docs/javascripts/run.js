@@ -150,6 +150,26 @@
     })),
   };
 
+  /* The replay player's script and style sheet, loaded when a run is first opened in it. */
+  let player = null;
+  function loadPlayer() {
+    if (window.replayJournal) return Promise.resolve();
+    if (!player) {
+      const style = document.createElement("link");
+      style.rel = "stylesheet";
+      style.href = new URL("stylesheets/replay.css", root).href;
+      document.head.append(style);
+      player = new Promise((resolve, reject) => {
+        const code = document.createElement("script");
+        code.src = new URL("javascripts/replay.js", root).href;
+        code.onload = resolve;
+        code.onerror = reject;
+        document.body.append(code);
+      });
+    }
+    return player;
+  }
+
   /* --- One listing ------------------------------------------------------- */
 
   function differences(got, expected) {
@@ -310,13 +330,16 @@
       open.className = "md-button run-replay";
       open.textContent = w.replay;
       open.addEventListener("click", () => {
-        open.remove();
-        const player = document.createElement("div");
-        player.className = "replay";
-        player.setAttribute("lang", lang);
-        this.output.append(player);
-        window.replayJournal(player, journal);
-        player.focus({ preventScroll: true });
+        open.disabled = true;
+        loadPlayer().then(() => {
+          open.remove();
+          const player = document.createElement("div");
+          player.className = "replay";
+          player.setAttribute("lang", lang);
+          this.output.append(player);
+          window.replayJournal(player, journal);
+          player.focus({ preventScroll: true });
+        });
       });
       this.output.append(open);
     }
