@@ -14,6 +14,8 @@ this list (``tests/test_layout.py`` holds it to that):
 - ``testsite``: the local test site the tutorial crawls, and its server.
 - ``sim``: a simulated world to crawl it in: virtual time, an in-memory
   network, seeded schedules.
+- ``page``: the steps run in that world where the docs show them (the
+  Run buttons, in Pyodide) and by ``python -m shared.page`` in a terminal.
 - ``cli``: the ``crawl`` command, which picks a stage and runs it.
 - ``bench``: the benchmark, which runs every stage and its peers.
 

@@ -94,7 +94,7 @@ def test_the_docs_site_tests_share_one_xdist_worker(request: pytest.FixtureReque
 STAGES = {"stage1_callbacks", "stage2_generators", "stage3_asyncio"}
 # The layers of shared/, lowest first (shared/__init__.py says what each
 # holds): a module may import its own layer and those before it, never one after.
-LAYERS = ["web", "record", "crawl", "steps", "testsite", "sim", "cli", "bench"]
+LAYERS = ["web", "record", "crawl", "steps", "testsite", "sim", "page", "cli", "bench"]
 # The parts of shared/ that choose among the stages by name: the command line and the bench.
 MAY_IMPORT_STAGES = {"cli", "bench"}
 # Stage 2's core imports itself in a circle, as asyncio's does (futures,

@@ -3,7 +3,9 @@
 A line ``<!-- replay: generators -->`` becomes the replay player
 (``docs/javascripts/replay.js``) fed by a journal
 (``shared/record/journal.py``) of stage 2 crawling a small test site:
-``PAGES`` pages with three workers.  The build records the crawl once
+``PAGES`` pages of a site of ``SITE_PAGES``, with three workers, obeying
+robots.txt: the first worker to start fetches it in a task of its own,
+the others wait for it, and a disallowed page is skipped.  The build records the crawl once
 and writes the journal into the built site (``replay/generators.json``)
 after the build, as the timelines are: nothing the build makes is kept in
 the repository, and both languages replay the very same run.  Only the
@@ -30,11 +32,19 @@ from stage2_generators.loop import EventLoop
 
 MARKER = re.compile(r"^<!-- replay: (?P<name>generators) -->[ \t]*$", re.MULTILINE)
 PLAYER = '<div class="replay"'
-PAGES = 12  # About a dozen pages: a run a reader can step through.
+SITE_PAGES = 12
+PAGES = 6  # The crawl stops after six: a run a reader can step through, little repeated.
 WORKERS = 3
 LATENCY = 0.02  # Seconds per answer: the workers wait, and select() has something to say.
 JOURNALS = "replay_journals"  # The config key of the journals recorded by this build.
 FOLDER = "replay"  # In the built site.
+ABOUT = {  # Said above the player: what the run it replays is.
+    "en": f"A run of stage 2 in the simulated world (seed 0, {LATENCY * 1000:.0f} ms an answer): "
+    f"{WORKERS} workers crawl a test site of {SITE_PAGES} pages, robots.txt first, and stop "
+    f"after {PAGES} pages.",
+    "zh": f"第二阶段在模拟世界里的一次运行（种子 0，每个应答 {LATENCY * 1000:.0f} 毫秒）："
+    f"{WORKERS} 个工作任务爬一个 {SITE_PAGES} 页的测试站点，先取 robots.txt，爬满 {PAGES} 页就停。",
+}
 NO_SCRIPT = {
     "en": "The replay needs JavaScript.",
     "zh": "回放需要 JavaScript。",
@@ -43,9 +53,9 @@ NO_SCRIPT = {
 
 def record(world: World, url: str) -> dict[str, Any]:
     """Crawl ``url`` with stage 2 in ``world`` and return the journal of its loop."""
-    crawler = Crawler([url], max_tasks=WORKERS, max_pages=PAGES)
+    crawler = Crawler([url], max_tasks=WORKERS, max_pages=PAGES, obey_robots=True)
     crawler.simulate(world)
-    journal = Journal(f"stage2_generators: {PAGES} pages, {WORKERS} workers")
+    journal = Journal(f"stage2_generators: {PAGES} pages, {WORKERS} workers, robots.txt obeyed")
     journal.watch_queue(crawler.q)
     loop = EventLoop(journal=journal, **world.loop_options())
     try:
@@ -60,7 +70,7 @@ def journal_of(name: str, config: dict) -> dict[str, Any]:
     journals: dict[str, dict[str, Any]] = config.setdefault(JOURNALS, {})
     if name not in journals:
         world = World(0, Conditions(latency=LATENCY))
-        journals[name] = record(world, world.serve(Site(PAGES)))
+        journals[name] = record(world, world.serve(Site(SITE_PAGES)))
     return journals[name]
 
 
@@ -70,7 +80,10 @@ def player(match: re.Match[str], page: Any, config: dict) -> str:
     journal_of(name, config)
     lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
     src = "../" * page.url.count("/") + f"{FOLDER}/{name}.json"
-    return f'<div class="replay" data-journal="{src}" lang="{lang}"><p>{NO_SCRIPT[lang]}</p></div>'
+    return (
+        f'<p class="replay-about">{ABOUT[lang]}</p>\n'
+        f'<div class="replay" data-journal="{src}" lang="{lang}"><p>{NO_SCRIPT[lang]}</p></div>'
+    )
 
 
 def on_page_markdown(markdown: str, page: Any, config: dict, **kwargs: object) -> str:

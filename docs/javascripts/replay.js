@@ -25,6 +25,8 @@
       loading: "Loading the journal…", failed: "The journal could not be loaded.",
       empty: "The journal holds no step: the loop never turned.",
       truncated: "The journal stops here: it keeps a limited number of steps.",
+      simulated: "Socket numbers are the simulated network's: they start at 1000000, " +
+        "far above any real file descriptor, so the two are never mixed up.",
     },
     zh: {
       start: "开头", back: "后退", forward: "前进", play: "播放", pause: "暂停",
@@ -38,6 +40,7 @@
       loading: "正在载入日志……", failed: "日志载入失败。",
       empty: "日志里一步也没有：事件循环一轮都没转。",
       truncated: "日志到此为止：它只保存有限的步数。",
+      simulated: "套接字的编号是模拟网络给的：从 1000000 起，远远高于真实的文件描述符，两者不会混淆。",
     },
   };
   const PLAY_MS = 900; // Between two steps while playing.
@@ -112,9 +115,9 @@
         : `socket ${fd} ${what === "write" ? "writable" : "readable"}`);
       const n = step.state.ready.length;
       if (zh) {
-        const got = events.length ? events.join("、") : "没有事件";
-        const due = step.timers_due ? `，${step.timers_due} 个定时器到期` : "";
-        return `第 ${step.turn} 轮（${step.t.toFixed(1)} 毫秒）：select() 返回${got}${due}，就绪队列里有 ${n} 个回调。`;
+        const got = events.length ? `报告${events.join("、")}` : "没有报告任何套接字就绪";
+        const due = step.timers_due ? `，有 ${step.timers_due} 个定时器到期` : "";
+        return `第 ${step.turn} 轮（${step.t.toFixed(1)} 毫秒）：select() ${got}${due}；就绪队列里现在有 ${n} 个回调。`;
       }
       const got = events.length ? events.join(" and ") : "nothing";
       const due = step.timers_due ? `, ${step.timers_due} timer${step.timers_due > 1 ? "s are" : " is"} due` : "";
@@ -128,6 +131,7 @@
       const after = step.state.tasks[step.task];
       const before = index > 0 ? this.journal.steps[index - 1].state.tasks[step.task] : null;
       const first = !before || before.state === "new";
+      if (step.cancelled) return this.cancelled(step, name, after);
       let why;
       if (first) why = zh ? `${name} 第一次运行` : `${name} starts`;
       else if (step.waited) why = zh
@@ -152,6 +156,21 @@
           `runs, and suspends in ${this.where(after.frames)}, waiting for ${this.wait(after.waits, after.frames)}`;
       }
       return zh ? `${why}，${then}。` : `${why}, ${then}.`;
+    }
+
+    /* A task woken by cancel(): what it waited for never came. */
+    cancelled(step, name, after) {
+      const zh = this.zh;
+      const where = this.where(step.resumed);
+      const what = step.waited ? this.wait(step.waited, step.resumed) : (zh ? "一个 future" : "a future");
+      const ended = ["cancelled", "done", "failed"].includes(after.state);
+      if (zh) {
+        return `${name} 被取消了：它本来在 ${where} 等${what}，没等到；CancelledError 在那里抛出，` +
+          (ended ? "它就此以取消告终。" : `它接住了这个错误，然后在 ${this.where(after.frames)} 接着等。`);
+      }
+      return `${name} is cancelled: it waited in ${where} for ${what}, which never came; ` +
+        "CancelledError is raised there, " +
+        (ended ? "and the task ends, cancelled." : `it catches it, and waits again in ${this.where(after.frames)}.`);
     }
 
     waited(waits, frames) {
@@ -188,6 +207,22 @@
         return zh
           ? `定时器到期：${woken || "一个任务"} 的 sleep 结束了，它的 _wakeup 进入就绪队列。`
           : `A timer is due: the sleep of ${woken || "a task"} is over, so its _wakeup joins the ready queue.`;
+      }
+      if (cb.fn.endsWith("copy_outcome")) {
+        return zh
+          ? "被 shield() 护住的任务结束了：copy_outcome 把它的结果交给外层的 future，等着这个 future 的任务就会被唤醒。"
+          : "The task inside shield() has ended: copy_outcome hands its result to the outer " +
+            "future, and the task waiting on that future is woken.";
+      }
+      if (cb.fn.endsWith("forget_inner")) {
+        return zh
+          ? "shield() 外层的 future 完成了：forget_inner 不再替里面的任务转交结果。"
+          : "shield()'s outer future is done: forget_inner stops passing on the inner task's outcome.";
+      }
+      if (cb.fn.endsWith("_on_task_done")) {
+        return zh
+          ? "一个工作任务结束了：TaskGroup 的 _on_task_done 把它从组里划掉。"
+          : "A worker has ended: the TaskGroup's _on_task_done crosses it off the group.";
       }
       if (cb.fn === "_run_until_complete_cb") {
         return zh ? "主任务已经完成：run_until_complete 的回调让事件循环停下。"
@@ -316,6 +351,10 @@
         panels.append(section);
         this.panels[name] = { title, list };
       }
+      if (this.journal.simulated) {
+        const note = make("p", "replay-sockets-note", w.simulated);
+        this.panels.sockets.title.after(note);
+      }
       body.append(source, panels);
       const keys = make("p", "replay-keys", w.keys);
       root.append(controls, this.caption, body, keys);
@@ -328,6 +367,9 @@
       this.lines = [];
       const text = this.journal.files[this.file] || "";
       text.replace(/\n$/, "").split("\n").forEach((line, n) => {
+        // The docs' snippet markers are for the build, not the reader: a blank line
+        // in their place keeps every line at its number.
+        if (/^\s*# --8<-- \[(start|end):[\w-]+\]\s*$/.test(line)) line = "";
         const row = make("span", "replay-line");
         row.dataset.line = String(n + 1);
         row.append(make("span", "replay-lineno", String(n + 1).padStart(3)), make("span", "replay-text", line), "\n");
@@ -399,7 +441,6 @@
       const journal = this.journal;
       const step = journal.steps[this.index];
       const last = journal.steps.length - 1;
-      const focused = this.root.contains(document.activeElement);
       this.root.dataset.step = String(this.index);
       this.position.textContent = this.lang === "zh"
         ? `${w.step} ${this.index + 1} ${w.of} ${last + 1} 步 · 第 ${step.turn} ${w.turn}`
@@ -407,10 +448,20 @@
       let caption = this.captions.of(step, this.index);
       if (this.index === last && journal.truncated) caption += " " + w.truncated;
       this.caption.textContent = caption;
-      this.buttons.back.disabled = this.buttons.start.disabled = this.index === 0;
-      this.buttons.forward.disabled = this.buttons.turn.disabled = this.index === last;
-      // A button that is disabled loses the focus: keep it in the player, for the keys.
-      if (focused && !this.root.contains(document.activeElement)) this.root.focus({ preventScroll: true });
+      // A focused button that turns disabled loses the focus, but not at once:
+      // the browser moves it to the page's body at its next rendering.  A key
+      // pressed before then still reaches the player, one pressed after goes
+      // to the page (a busy machine renders in between: space after Home did
+      // nothing).  So hand the focus to the player before disabling the button.
+      const disable = {
+        start: this.index === 0, back: this.index === 0,
+        forward: this.index === last, turn: this.index === last,
+      };
+      for (const [name, off] of Object.entries(disable)) {
+        const button = this.buttons[name];
+        if (off && document.activeElement === button) this.root.focus({ preventScroll: true });
+        button.disabled = off;
+      }
       this.showTasks(step);
       this.showFrames(step);
       this.showList("ready", step.state.ready.map(cb => this.callback(cb)));
@@ -575,6 +626,9 @@
         console.warn("replay:", error);
       });
   }
+
+  // A run made in the page (docs/javascripts/run.js) opens its journal here.
+  window.replayJournal = play;
 
   function startAll() {
     document.querySelectorAll("div.replay").forEach(start);

@@ -68,6 +68,7 @@ class Journal:
         self.places: dict[int, list[int]] = {}  # Task number -> frames at its last step.
         self.waits: dict[int, dict[str, Any]] = {}  # Task number -> the future it waits on.
         self.truncated = False
+        self.simulated = False  # Its sockets are a simulated network's (numbered from 1000000).
         self.upcoming: dict[int, dict[str, Any]] = {}  # id(handle) -> its callback.
         self.timed: set[int] = set()  # Ids of the futures the timers will set, now.
         self.previous: dict[str, Any] = {}  # The state of the last step.
@@ -85,6 +86,8 @@ class Journal:
         now = loop.time()
         if self.t0 is None:
             self.t0 = now
+            # A simulated world's selector (shared/sim) has a network of its own.
+            self.simulated = hasattr(loop._selector, "network")
         self.turns += 1
         step: dict[str, Any] = {
             "turn": self.turns,
@@ -114,6 +117,8 @@ class Journal:
         if is_task(task):
             number = self.number(task)
             step["task"] = number
+            if any(cancelled(arg) for arg in callback["args"]):
+                step["cancelled"] = True  # Woken by cancel(), not by what it waited for.
             step["resumed"] = self.places.get(number, [])
             if number in self.waits:  # What it waited on, before this step.
                 step["waited"] = {k: v for k, v in self.waits[number].items() if k != "id"}
@@ -288,6 +293,7 @@ class Journal:
             "version": VERSION,
             "name": self.name,
             "truncated": self.truncated,
+            "simulated": self.simulated,
             "tasks": self.task_names,
             "frames": [list(key) for key, _ in frames],
             "files": self.files,
@@ -358,6 +364,14 @@ def ending(task: Any) -> str:
     if task is not None and task.cancelled():
         return "cancelled"
     return "failed" if task is not None and task._exception is not None else "done"
+
+
+def cancelled(value: object) -> bool:
+    """Tell whether ``value`` is a cancelled future, or the CancelledError thrown into a task."""
+    if type(value).__name__ == "CancelledError":
+        return True
+    check = getattr(value, "cancelled", None)
+    return callable(check) and hasattr(value, "add_done_callback") and bool(check())
 
 
 def is_task(value: object) -> bool:

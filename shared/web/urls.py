@@ -9,7 +9,9 @@ The normal form is the one a browser requests: the WHATWG URL Standard's
 parser and serializer, as implemented in C++ by ada (the ``ada_url``
 package), with the fragment removed.  Python's ``urllib.parse`` follows
 older RFCs and leaves many cases open (a backslash, a host in Unicode, a
-space in the path), where the browser's algorithm settles each one.
+space in the path), where the browser's algorithm settles each one.  In a
+page (the docs' Run buttons, on Pyodide) ada cannot be loaded, and the
+browser's own parser of the same standard does the work (``jsurl``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
-import ada_url
+try:
+    import ada_url as whatwg
+except ImportError:  # In a page: the browser's parser (Pyodide cannot load ada's C++).
+    from shared.web import jsurl as whatwg  # type: ignore[no-redef]
 
 CRAWLABLE_SCHEMES = ("http", "https")
 MAX_ORIGINS_KEPT = 10_000  # Answers UrlPolicy keeps, one per scheme and authority.
@@ -38,7 +43,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
     could not parse either (a bad port, a broken host, a relative URL
     without a base).
     """
-    href = ada_url.normalize_url(url) if base is None else ada_url.join_url(base, url)
+    href = whatwg.normalize_url(url) if base is None else whatwg.join_url(base, url)
     # A serialized URL writes every '#' of its path and query as %23, and
     # every '?' of its path as %3F: the first '#' left starts the fragment,
     # the first '?' the query.  An empty query (a lone '?') is one yarl

@@ -1,0 +1,388 @@
+"""An mkdocs hook that lets a reader run the steps of stages 1 and 2 in the page.
+
+Each listing that shows a whole step module (``stage1_callbacks/steps/*.py``
+or ``stage2_generators/steps/*.py``, as a ``--8<--`` include renders it)
+gets a Run control.  The hook finds those listings in the rendered page,
+whatever the page around them says: a code block whose text is exactly a
+step's file is that step.  The listing's container gets ``data-run="MODULE"``,
+a ``.run-button`` (and Edit, Reset) inside it, and a ``.run-output`` box
+right after the code; ``docs/javascripts/run.js`` does the rest, in a Web
+Worker running ``docs/javascripts/run-worker.js``.
+
+The site carries its own Python, copied in at build time, and fetches
+nothing at run time: Pyodide (the npm registry's ``pyodide`` package,
+version ``PYODIDE_VERSION``, its tarball's SHA-256 checked), the
+project's modules in one zip, and the pure-Python wheels the shared
+package needs (w3lib, Protego), each checked against its SHA-256 too.
+They go under ``pyodide/`` in the built site, so the site still works
+from a folder served by ``python -m http.server``.  The tarball and the
+wheels are kept between builds in a cache outside the repository
+(``$CRAWLER_TUTORIAL_CACHE``, else ``~/.cache/crawler-tutorial``): the
+first build runs ``npm pack`` and ``pip download``, the next ones only
+check the checksums.
+
+The build also runs each step it found on the command line, in the same
+world with the same seed (``python -m shared.page MODULE``), and writes
+what it printed into ``pyodide/outputs.json``: after a run, the page
+compares its output with it and says whether they match (the browser
+test holds them to it).  A step that starts threads gets no Run button
+but a note: the page's Python has no threads.  Stage 3's step gets a note
+saying why it cannot run in the page.  Every text is in the page's
+language, English or Chinese.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import html
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+ROOT = Path(__file__).resolve().parents[2]
+PYODIDE_VERSION = "314.0.8"
+PYODIDE_SHA256 = "9a52704e0ae5b07aaacb8e4fed9f1658e8024694a078695ea45ac79dee4cefcb"
+PYTHON_VERSION = "3.14.2"  # Pyodide 314.0.8's (its pyodide-lock.json says so; checked).
+# What the page needs of the package: the loader, the interpreter, its standard library.
+PYODIDE_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json"]  # fmt: skip
+# Pure-Python wheels from PyPI: what the shared package imports (w3lib, Protego),
+# and pytest with what it needs, for the URL and link tests run in the browser.
+WHEELS = {
+    "w3lib-2.5.0-py3-none-any.whl":
+        "136fd5edfe64b53b8579838e2a7e803495bbbe6b69ddfaeed3c29a794b44f6ba",
+    "protego-0.7.0-py3-none-any.whl":
+        "944638aaee608f6c83fcad442695f3f9381a60be8d5007248f46b00f201fa5fc",
+    "pytest-9.1.1-py3-none-any.whl":
+        "37a86b45efb9a47a61a36449063e8e18d0cab3161329fc099eb21783169c4f0c",
+    "pluggy-1.7.0-py3-none-any.whl":
+        "7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec",
+    "iniconfig-2.3.1-py3-none-any.whl":
+        "9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7",
+    "packaging-26.4-py3-none-any.whl":
+        "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2",
+    "pygments-2.21.0-py3-none-any.whl":
+        "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9",
+}  # fmt: skip
+# The wheels every run needs; the others (pytest's) are unpacked only when asked for.
+RUNTIME_WHEELS = ["w3lib-2.5.0-py3-none-any.whl", "protego-0.7.0-py3-none-any.whl"]
+PACKAGES = ["shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio"]
+STEP_DIRS = ["stage1_callbacks/steps", "stage2_generators/steps"]
+STAGE3_STEPS = "stage3_asyncio/steps"
+FOLDER = "pyodide"  # In the built site.
+OUTPUTS = "run_in_page_outputs"  # Config keys: the command line's outputs, the pages' steps.
+FOUND = "run_in_page_found"
+# A rendered code block: Material's <div class="language-X highlight">, up to its </pre></div>.
+CODE_BLOCK = re.compile(
+    r'<div class="language-(?P<lang>[\w-]+) highlight">(?P<inner>.*?)</pre></div>', re.DOTALL
+)
+CODE = re.compile(r"<code>(?P<code>.*?)</code>", re.DOTALL)
+TAG = re.compile(r"<[^>]+>")
+
+WORDS = {
+    "en": {
+        "run": "Run", "edit": "Edit", "reset": "Reset",
+        "runs": (
+            "Run it here: Python {python} in your browser (Pyodide {pyodide}), in the "
+            "simulated world of <code>python -m shared.page {module}</code>: the test site on "
+            "an in-memory network, 50 ms an answer, a virtual clock. Its times are virtual, "
+            "so they differ from a run on real sockets; that command prints the very same "
+            "lines in a terminal."
+        ),
+        "http11": " The simulated server answers in HTTP/1.1, where the real test site "
+                  "answers an HTTP/1.0 request in HTTP/1.0.",
+        "sorted": " In this world the new links of a page are fetched in sorted order; on "
+                  "real sockets they come in the order of a set of strings, which follows "
+                  "their hashes, and those differ from one Python to another.",
+        "threads": (
+            "This step starts threads, and the Python in the page has none: run it in a "
+            "terminal, <code>python -m {module}</code>."
+        ),
+        "stage3": (
+            "Stage 3 cannot run in the page. It needs aiohttp 3.14 or later; the Python this "
+            "site carries (Pyodide {pyodide}, from the npm registry) holds only Python and "
+            "its standard library, and Pyodide's own build of aiohttp, 3.13.5, is older and "
+            "kept apart from that package, where the page fetches nothing. Run it in a "
+            "terminal: <code>python -m {module}</code>."
+        ),
+        "noscript": "The Run button needs JavaScript.",
+    },
+    "zh": {
+        "run": "运行", "edit": "编辑", "reset": "还原",
+        "runs": (
+            "可以在这里运行：浏览器里的 Python {python}（Pyodide {pyodide}），跑在 "
+            "<code>python -m shared.page {module}</code> 的模拟世界里：测试站点挂在内存中的"
+            "网络上，每个应答 50 毫秒，时钟是虚拟的。所以打印的时间是虚拟时间，和真实套接字上"
+            "的运行不同；在终端里运行这条命令，打印的行一模一样。"
+        ),
+        "http11": "模拟的服务器用 HTTP/1.1 应答；真实的测试站点对 HTTP/1.0 请求用 HTTP/1.0 应答。",
+        "sorted": "在这个世界里，一个页面上的新链接按排序后的顺序抓取；在真实的套接字上，它们的顺序"
+                  "是字符串集合的顺序，取决于字符串的哈希值，而不同的 Python 算出的哈希值不一样。",
+        "threads": (
+            "这一步要启动线程，而页面里的 Python 没有线程：请在终端里运行 "
+            "<code>python -m {module}</code>。"
+        ),
+        "stage3": (
+            "第三阶段不能在页面里运行。它需要 aiohttp 3.14 或更新的版本；本站自带的 Python"
+            "（来自 npm 仓库的 Pyodide {pyodide}）只有 Python 和它的标准库，而 Pyodide 自己"
+            "编译的 aiohttp 是 3.13.5，版本更旧，也不在这个包里，页面又什么都不下载。请在终端"
+            "里运行：<code>python -m {module}</code>。"
+        ),
+        "noscript": "“运行”按钮需要 JavaScript。",
+    },
+}  # fmt: skip
+
+
+# --- The steps a page shows whole ------------------------------------------------
+
+
+def step_files() -> dict[str, str]:
+    """Return the text of every step module of stages 1, 2 and 3, by module name."""
+    found = {}
+    for folder in [*STEP_DIRS, STAGE3_STEPS]:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            if path.stem != "__init__":
+                module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+                found[module] = path.read_text(encoding="utf-8")
+    return found
+
+
+def code_text(inner: str) -> str:
+    """Return the text of a rendered code block's ``<code>``, tags and line numbers gone."""
+    match = CODE.search(inner)
+    return html.unescape(TAG.sub("", match["code"])) if match else ""
+
+
+def needs_threads(source: str) -> bool:
+    """Tell whether a step imports threading (or a thread pool), which the page lacks."""
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        if any(name.split(".")[0] in ("threading", "concurrent") for name in names):
+            return True
+    return False
+
+
+def command_line_output(module: str, config: dict[str, Any]) -> str:
+    """Return what ``python -m shared.page MODULE`` prints, running it once per build."""
+    outputs: dict[str, str] = config.setdefault(OUTPUTS, {})
+    if module not in outputs:
+        env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "shared.page", module],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired as error:
+            raise PluginError(f"python -m shared.page {module}: {error}") from None
+        if done.returncode != 0 or done.stderr:
+            raise PluginError(
+                f"python -m shared.page {module} exited {done.returncode}:\n"
+                f"{done.stdout[-2000:]}{done.stderr}"
+            )
+        outputs[module] = done.stdout
+    return outputs[module]
+
+
+def controls(module: str, lang: str, output: str, source: str) -> str:
+    """Return the HTML of a runnable listing's toolbar and output box."""
+    words = WORDS[lang]
+    note = words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
+    if "HTTP/1.1 " in output:
+        note += words["http11"]
+    if "links_to_follow" in source:  # It crawls: shared/page/run.py sorts the links.
+        note += words["sorted"]
+    return (
+        '<div class="run-bar">'
+        f'<button type="button" class="run-button md-button" disabled>{words["run"]}</button>'
+        f'<button type="button" class="run-edit md-button" disabled>{words["edit"]}</button>'
+        f'<button type="button" class="run-reset md-button" hidden>{words["reset"]}</button>'
+        '<span class="run-status" aria-live="polite"></span>'
+        "</div>"
+        f'<p class="run-note">{note}<noscript> {words["noscript"]}</noscript></p>'
+        '<div class="run-output" hidden></div>'
+    )
+
+
+def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
+    """Give each whole-step listing of a rendered page its Run control, or a note why not."""
+    steps = step_files()
+    found: set[str] = config.setdefault(FOUND, set())
+
+    def mark(match: re.Match[str]) -> str:
+        block = match[0]
+        if match["lang"] not in ("python", "py"):
+            return block
+        text = code_text(match["inner"]).strip("\n")
+        module = next((m for m, source in steps.items() if source.strip("\n") == text), None)
+        if module is None:
+            return block
+        words = WORDS[lang]
+        if module.startswith("stage3_asyncio."):
+            note = words["stage3"].format(pyodide=PYODIDE_VERSION, module=module)
+            return f'{block}<p class="run-note run-elsewhere">{note}</p>'
+        if needs_threads(steps[module]):
+            note = words["threads"].format(module=module)
+            return f'{block}<p class="run-note run-elsewhere">{note}</p>'
+        found.add(module)
+        shown = command_line_output(module, config)
+        return (
+            f'<div class="run-listing" data-run="{module}">{block}'
+            f"{controls(module, lang, shown, steps[module])}</div>"
+        )
+
+    return CODE_BLOCK.sub(mark, output)
+
+
+# --- What the site carries -----------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Return the folder that keeps the tarball and the wheels between builds."""
+    folder = os.environ.get("CRAWLER_TUTORIAL_CACHE") or Path.home() / ".cache" / "crawler-tutorial"
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def sha256(path: Path) -> str:
+    """Return the SHA-256 of a file, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def checked(path: Path, expected: str) -> bool:
+    """Tell whether ``path`` exists with the SHA-256 ``expected``."""
+    return path.is_file() and sha256(path) == expected
+
+
+def fetch(command: list[str], path: Path, expected: str) -> Path:
+    """Return ``path`` once it holds ``expected``'s bytes, running ``command`` if need be.
+
+    Raises PluginError when the command fails or brings other bytes.
+    """
+    if checked(path, expected):
+        return path
+    path.unlink(missing_ok=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise PluginError(f"{' '.join(command)}: {error}") from None
+    if done.returncode != 0:
+        raise PluginError(f"{' '.join(command)} failed:\n{done.stderr}")
+    if not checked(path, expected):
+        got = sha256(path) if path.is_file() else "no file"
+        raise PluginError(f"{path.name}: SHA-256 {got}, expected {expected}")
+    return path
+
+
+def pyodide_tarball() -> Path:
+    """Return the checked tarball of the npm package, fetching it with npm once."""
+    folder = cache_dir()
+    path = folder / f"pyodide-{PYODIDE_VERSION}.tgz"
+    command = ["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", str(folder)]
+    return fetch(command, path, PYODIDE_SHA256)
+
+
+def wheel(name: str) -> Path:
+    """Return a checked wheel, fetching it with pip once."""
+    folder = cache_dir()
+    project, version = name.split("-")[:2]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "-q", "-d", str(folder), f"{project}=={version}"]  # fmt: skip
+    return fetch(command, folder / name, WHEELS[name])
+
+
+def project_zip() -> bytes:
+    """Return a zip of the project's modules (their tests left out), as the page imports them."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for package in PACKAGES:
+            for path in sorted((ROOT / package).rglob("*.py")):
+                if "tests" not in path.relative_to(ROOT).parts:
+                    info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), (2026, 1, 1, 0, 0, 0))
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def copy_python(folder: Path) -> dict[str, Any]:
+    """Put Pyodide, the project and the wheels into ``folder``; return the manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(pyodide_tarball()) as tarball:
+        for name in PYODIDE_FILES:
+            member = tarball.extractfile(f"package/{name}")
+            if member is None:
+                raise PluginError(f"the pyodide package holds no {name}")
+            (folder / name).write_bytes(member.read())
+    lock = json.loads((folder / "pyodide-lock.json").read_text(encoding="utf-8"))
+    if lock["info"]["python"] != PYTHON_VERSION:
+        raise PluginError(f"Pyodide {PYODIDE_VERSION} runs Python {lock['info']['python']}")
+    (folder / "project.zip").write_bytes(project_zip())
+    (folder / "wheels").mkdir(exist_ok=True)
+    for name in WHEELS:
+        shutil.copyfile(wheel(name), folder / "wheels" / name)
+    (folder / "README.txt").write_text(
+        f"Pyodide {PYODIDE_VERSION} (Python {PYTHON_VERSION}), the files the docs' Run buttons\n"
+        f"need from `npm pack pyodide@{PYODIDE_VERSION}` (MPL-2.0, https://pyodide.org);\n"
+        "project.zip: this tutorial's modules; wheels/: from PyPI, under their own licenses.\n",
+        encoding="utf-8",
+    )
+    sizes = {name: (folder / name).stat().st_size for name in [*PYODIDE_FILES, "project.zip"]}
+    sizes |= {f"wheels/{name}": (folder / "wheels" / name).stat().st_size for name in WHEELS}
+    return {
+        "pyodide": PYODIDE_VERSION,
+        "python": PYTHON_VERSION,
+        "built_with": platform.python_version(),  # The terminal's, whose outputs the page shows.
+        "wheels": [f"wheels/{name}" for name in RUNTIME_WHEELS],
+        "test_wheels": [f"wheels/{name}" for name in WHEELS if name not in RUNTIME_WHEELS],
+        "sizes": sizes,
+    }
+
+
+# --- The hook's events ---------------------------------------------------------------
+
+
+def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
+    """Give the page's whole-step listings their Run controls."""
+    lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
+    return mark_listings(output, lang, config)
+
+
+def on_post_page(output: str, page: Any, config: dict[str, Any]) -> str:
+    """Give a page with a runnable listing its script and style sheet."""
+    if 'class="run-listing"' not in output:
+        return output
+    root = "../" * page.url.count("/")
+    head = f'<link rel="stylesheet" href="{root}stylesheets/run.css">\n'
+    # The replay player's script comes only when a reader opens a run in it (run.js).
+    body = f'<script src="{root}javascripts/run.js" data-root="{root}"></script>\n'
+    output = output.replace("</head>", head + "</head>", 1)
+    return output.replace("</body>", body + "</body>", 1)
+
+
+def on_post_build(config: dict[str, Any], **kwargs: object) -> None:
+    """Copy the page's Python into the built site, with the command line's outputs."""
+    folder = Path(config["site_dir"]) / FOLDER
+    if not config.get(FOUND):
+        return
+    manifest = copy_python(folder)
+    outputs = {module: config[OUTPUTS][module] for module in sorted(config[FOUND])}
+    manifest["outputs"] = outputs
+    (folder / "manifest.json").write_text(
+        json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8"
+    )

@@ -1,0 +1,233 @@
+"""The steps run in the page: every Run button of the built site, in headless Chromium.
+
+The built site is served from 127.0.0.1 and every request to another
+address is blocked: the page's Python (Pyodide, in a Web Worker) comes
+from the site itself.  The runnable listings are found in the built
+pages (``data-run="MODULE"``, docs/hooks/run_in_page.py puts it there),
+not in a list kept here.  Each page that has some is opened once, so
+Python boots once per page; each of its listings is run, and what the page
+printed must be what ``python -m shared.page MODULE`` printed on the
+command line when the site was built (``pyodide/manifest.json``), and the
+page must say so.
+
+Then, on one page: an edited step runs the edit, an error shows its
+traceback as a terminal would, a run of stage 2's loop opens in the replay
+player, and the page's own URL parser (the browser's, through ``js.URL``)
+and the link parser pass the URL and link tests (tests/test_urls.py,
+tests/test_links.py) under pytest, in the worker.  Times are printed for
+the report (first run: the boot; later runs), never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import test_site_browser
+
+browser = test_site_browser.browser  # The system's Chromium, as the site's tests start it.
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT_MS = 300_000  # The first run boots Python: seconds, minutes on a loaded machine.
+# The text of a step's run, and the verdict the page gave.
+RESULT = """box => ({
+    text: box.querySelector(".run-output pre.run-text").textContent,
+    verdict: box.dataset.verdict || "",
+    about: box.querySelector(".run-output .run-about")?.textContent || "",
+})"""
+
+
+def runnable(built_site: Path) -> dict[str, list[str]]:
+    """Return, for each built page with runnable listings, the modules they run, in order."""
+    pages = {}
+    for html in sorted(built_site.rglob("index.html")):
+        modules = re.findall(r'class="run-listing" data-run="([\w.]+)"', html.read_text("utf-8"))
+        if modules:
+            path = "/" + html.parent.relative_to(built_site).as_posix() + "/"
+            pages[path.replace("//", "/")] = modules
+    return pages
+
+
+@pytest.fixture(scope="module")
+def site(built_site: Path) -> Iterator[str]:
+    with test_site_browser.served(built_site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def manifest(built_site: Path) -> dict[str, Any]:
+    return json.loads((built_site / "pyodide" / "manifest.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def context(browser: Any, site: str) -> Iterator[Any]:
+    """A browser window that may reach only the site's server; it counts what it blocked."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    context.outside = []
+    netloc = urllib.parse.urlsplit(site).netloc
+
+    def only_the_site(route: Any) -> None:
+        if urllib.parse.urlsplit(route.request.url).netloc == netloc:
+            route.continue_()
+        else:
+            context.outside.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    context.route("**/*", only_the_site)
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def pages(context: Any, site: str) -> Iterator[Any]:
+    """Return a function that opens a page of the site once, and keeps it open.
+
+    So Python boots once per page for all the tests of the module: the
+    edit, the player and the parsers are tried on pages whose steps ran.
+    It returns the page and the list its console errors go to.
+    """
+    opened: dict[str, tuple[Any, list[str]]] = {}
+
+    def open_page(path: str) -> tuple[Any, list[str]]:
+        if path not in opened:
+            page = context.new_page()
+            page.set_default_timeout(RUN_TIMEOUT_MS)
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+            page.goto(site + path, wait_until="load")
+            opened[path] = page, errors
+        return opened[path]
+
+    yield open_page
+    for page, _ in opened.values():
+        page.close()
+
+
+def run(box: Any) -> dict[str, Any]:
+    """Press a listing's Run button; return what it printed once it is done."""
+    box.locator(".run-button").click()
+    box.page.wait_for_function(
+        "box => !box.classList.contains('running')", arg=box.element_handle()
+    )
+    return box.evaluate(RESULT)
+
+
+def test_the_site_has_steps_to_run(built_site: Path) -> None:
+    pages = runnable(built_site)
+    for language in ("", "zh/"):
+        for chapter in ("callbacks", "coroutines", "await"):
+            assert f"/{language}{chapter}/" in pages or chapter == "coroutines"
+    assert "stage2_generators.steps.taskgroup" in pages["/await/"]
+
+
+def test_every_step_runs_in_the_page_as_in_a_terminal(
+    context: Any, pages: Any, built_site: Path, manifest: dict[str, Any]
+) -> None:
+    """Each runnable listing of each page prints what the command line printed, and says so."""
+    timings = []
+    for path, modules in runnable(built_site).items():
+        page, errors = pages(path)
+        boxes = page.locator(".run-listing[data-run]")
+        assert boxes.count() == len(modules)
+        for index, module in enumerate(modules):
+            box = boxes.nth(index)
+            assert box.get_attribute("data-run") == module
+            assert box.locator(".run-button").count() == 1
+            assert box.locator(".run-output").count() == 1
+            started = time.perf_counter()
+            result = run(box)
+            timings.append((path, module, time.perf_counter() - started))
+            assert result["text"] == manifest["outputs"][module], (path, module)
+            assert result["verdict"] == "same", (path, module)
+        assert errors == [], path
+    assert context.outside == []
+    for path, module, seconds in timings:  # For the report: the first run of a page boots.
+        print(f"{seconds:6.2f} s  {path} {module}")
+
+
+def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> None:
+    page, errors = pages("/callbacks/")
+    box = page.locator('.run-listing[data-run="stage1_callbacks.steps.fetcher"]')
+    box.locator(".run-edit").click()
+    editor = box.locator("textarea.run-editor")
+    source = editor.input_value()
+    editor.fill(source.replace('one thread")', 'one thread, edited")'))
+    edited = run(box)
+    assert edited["text"].splitlines()[-2] == "10 pages in 0.050 s, one thread, edited"
+    assert edited["verdict"] == "edited"
+    broken = source.replace(
+        "        self.todo.remove(self.url)\n", "        self.todo.remove(None)\n"
+    )
+    editor.fill(broken)
+    failed = run(box)
+    printed, _, traceback = failed["text"].partition("Traceback (most recent call last):\n")
+    lines = traceback.splitlines()
+    number = broken.splitlines().index("        self.todo.remove(None)") + 1
+    assert printed == "HTTP/1.1 200 OK http://127.0.0.1:8000/\n"  # The first page, then.
+    assert f'  File "stage1_callbacks/steps/fetcher.py", line {number}, in finish' in lines
+    assert "    self.todo.remove(None)" in lines
+    assert lines[-1] == "KeyError: None"
+    assert "exit status 1" in failed["about"]
+    box.locator(".run-reset").click()
+    assert box.locator("textarea").count() == 0
+    assert run(box)["verdict"] == "same"
+    assert errors == []
+
+
+def test_a_page_run_of_stage_2_opens_in_the_player(pages: Any) -> None:
+    page, errors = pages("/zh/await/")
+    box = page.locator('.run-listing[data-run="stage2_generators.steps.taskgroup"]')
+    run(box)
+    box.locator(".run-replay").click()
+    player = box.locator(".replay[data-ready=yes]")
+    player.focus()
+    page.keyboard.press("ArrowRight")
+    assert player.get_attribute("data-step") == "1"
+    caption = player.locator(".replay-caption").text_content() or ""
+    assert "第一次运行" in caption, caption  # Task-1 starts, in Chinese.
+    assert player.locator(".replay-task").count() >= 11  # main and its ten fetches.
+    assert errors == []
+
+
+def test_the_pages_url_and_link_parsers_pass_their_tests(
+    pages: Any, manifest: dict[str, Any]
+) -> None:
+    """In the worker: ada_url and selectolax are missing, so the browser's parsers serve."""
+    tests = {name: (REPO / "tests" / name).read_text(encoding="utf-8")
+             for name in ("test_urls.py", "test_links.py")}  # fmt: skip
+    code = (
+        "import os, sys, pytest\n"
+        "os.makedirs('/tmp/page_tests/tests', exist_ok=True)\n"
+        f"for name, text in {tests!r}.items():\n"
+        "    open(f'/tmp/page_tests/tests/{name}', 'w').write(text)\n"
+        "open('/tmp/page_tests/tests/__init__.py', 'w').close()\n"
+        "import shared.web.urls, shared.web.links\n"
+        "print('backends', shared.web.urls.whatwg.__name__, shared.web.links.LexborHTMLParser)\n"
+        "os.chdir('/tmp/page_tests')\n"
+        "options = ['-q', '-p', 'no:cacheprovider', '--noconftest', '-k', 'not lexbor']\n"
+        "status = pytest.main([*options, 'tests/test_urls.py', 'tests/test_links.py'])\n"
+        "print('status', int(status))\n"
+        "os.chdir('/home/pyodide/project')\n"
+    )
+    page, errors = pages("/callbacks/")
+    answer = page.evaluate(
+        "([code, wheels]) => window.crawlerPython.run(code, wheels)",
+        [code, manifest["test_wheels"]],
+    )
+    text = answer["text"]
+    print(text[-3000:])
+    assert answer["error"] is None, answer["error"]
+    assert "backends shared.web.jsurl None" in text
+    assert "status 0" in text
+    assert re.search(r"\d+ passed", text)
+    assert errors == []
