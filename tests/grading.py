@@ -49,6 +49,9 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
         "coroutines.md#a-future-a-generator-and-a-task",
         "asyncio.md#the-step-the-queue-crawler-on-asyncio",
     ),
+    # Running in the simulated world: what run() must do with crawler.world.
+    "simulation": ("build-your-own.md#a-crawl-in-the-simulated-world",) * 3,
+    "https": ("build-your-own.md#https",) * 3,
     "one-request": (
         "callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
