@@ -218,6 +218,12 @@ def offline_lookup(real_getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
     return getaddrinfo
 
 
+def keep_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send every lookup through ``offline_lookup``, aiohttp's too (see ``AcceptanceTests.offline``)."""
+    monkeypatch.setattr(socket, "getaddrinfo", offline_lookup(socket.getaddrinfo))
+    monkeypatch.setattr(aiohttp.connector, "DefaultResolver", aiohttp.ThreadedResolver)
+
+
 def check_allowed(crawler: Any, where: str, allowed: list[str], refused: list[str]) -> None:
     """Check ``url_allowed`` on each URL; fail with a sentence naming every wrong answer."""
     wrongly_refused = [url for url in allowed if not crawler.url_allowed(url)]
@@ -392,8 +398,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         which asks ``getaddrinfo``, so every lookup of a crawl under test
         goes through this one.
         """
-        monkeypatch.setattr(socket, "getaddrinfo", offline_lookup(socket.getaddrinfo))
-        monkeypatch.setattr(aiohttp.connector, "DefaultResolver", aiohttp.ThreadedResolver)
+        keep_offline(monkeypatch)
 
     @pytest.fixture
     def site(self) -> Iterator[ServerThread]:

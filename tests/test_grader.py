@@ -11,6 +11,7 @@ hint or a skeleton names exists in the docs.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
@@ -19,16 +20,26 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import aiohttp
 import pytest
 from markdown.extensions.toc import slugify
 
+from shared import FetchStatistic
 from shared.cli import new
-from tests.acceptance import AcceptanceTests, TaskGroupTests, offline_lookup
+from tests.acceptance import (
+    AcceptanceTests,
+    TaskGroupTests,
+    keep_offline,
+    offline_lookup,
+    recorded_twice,
+    where,
+)
 from tests.grading import (
     LEVELS,
     SHAPES,
@@ -40,6 +51,8 @@ from tests.grading import (
     levels_text,
     taught,
 )
+from tests.seeds import seed_of, without_group
+from tests.servers import poll
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -476,3 +489,72 @@ def test_no_command_is_offered_once_seeds_are_chosen(
 def test_a_file_of_tests_is_offered_no_command(monkeypatch: pytest.MonkeyPatch) -> None:
     grade = Grade("tests/broken/x.py::TestAsyncio", ran={1, 2})  # Not a package.
     assert not any("--seeds" in line for line in summary_of(grade, 200, monkeypatch))
+
+
+def test_a_grade_of_tests_named_one_by_one_says_which_levels_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grade = failed_grade()
+    grade.ran, grade.chosen = {4}, 1  # One test named by its id, as a replay does.
+    lines = summary_of(grade, 200, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}, 1 test named: ran level 4; failed at 4"
+
+
+def test_the_seed_of_a_test_id_from_an_xdist_worker_is_found() -> None:
+    grouped = "mine/tests/test_acceptance.py::TestAcceptance::test_x[3-seed12]@grade-mine"
+    plain = without_group(grouped)
+    assert plain == "mine/tests/test_acceptance.py::TestAcceptance::test_x[3-seed12]"
+    assert seed_of(plain) == 12
+    assert without_group("t.py::test_x[a@b-seed1]") == "t.py::test_x[a@b-seed1]"
+    assert seed_of(without_group("t.py::test_x@docs_site")) is None
+
+
+# --- What the acceptance suite says of a crawl ------------------------------------
+
+
+def test_a_hung_crawl_says_where_it_waits() -> None:
+    release = threading.Event()
+
+    async def main() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait)
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    try:
+        assert poll(lambda: " in main (" in where(thread))  # The task's coroutine, by name.
+        said = where(thread)
+        assert said.startswith("; it was waiting ") and "tests/test_grader.py:" in said, said
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_every_lookup_of_a_crawl_under_test_goes_through_the_offline_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Elsewhere(aiohttp.ThreadedResolver):  # As aiodns's AsyncResolver would be.
+        pass
+
+    monkeypatch.setattr(aiohttp.connector, "DefaultResolver", Elsewhere)
+    keep_offline(monkeypatch)
+
+    async def resolver() -> type:
+        connector = aiohttp.TCPConnector()
+        try:
+            return type(connector._resolver)
+        finally:
+            await connector.close()
+
+    assert asyncio.run(resolver()) is aiohttp.ThreadedResolver
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo("www.example.com", 80)
+
+
+def test_a_duplicate_record_is_named() -> None:
+    stat = FetchStatistic("http://127.0.0.1:1/a", None, 200, None, 0, None, None, 0, 0)
+    other = stat._replace(url="http://127.0.0.1:1/b")
+    crawler = SimpleNamespace(done=[stat, other, stat])
+    assert recorded_twice(crawler) == (
+        "; recorded more than once: 'http://127.0.0.1:1/a (2 records)'"
+    )
+    assert recorded_twice(SimpleNamespace(done=[stat, other])) == ""
