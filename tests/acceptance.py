@@ -219,7 +219,7 @@ def offline_lookup(real_getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def keep_offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Send every lookup through ``offline_lookup``, aiohttp's too (see ``AcceptanceTests.offline``)."""
+    """Send every lookup through ``offline_lookup``, aiohttp's too (see ``offline`` below)."""
     monkeypatch.setattr(socket, "getaddrinfo", offline_lookup(socket.getaddrinfo))
     monkeypatch.setattr(aiohttp.connector, "DefaultResolver", aiohttp.ThreadedResolver)
 
@@ -333,7 +333,7 @@ class WorldUse:
             return make_socket(*args)
 
         world.selector = selector  # type: ignore[method-assign]
-        world.socket = new_socket  # type: ignore[method-assign]
+        world.socket = new_socket  # type: ignore[method-assign, assignment]
 
     def cause(self, asked: int, outcome: str) -> str | None:
         """Say why a crawl whose world's server was asked ``asked`` times ran outside it, or None.
