@@ -32,6 +32,7 @@ from markdown.extensions.toc import slugify
 
 from shared import FetchStatistic
 from shared.cli import new
+from shared.sim import World
 from tests.acceptance import (
     AcceptanceTests,
     TaskGroupTests,
@@ -207,6 +208,65 @@ def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
         assert lines[-1].endswith(f"pytest {package} --seeds 100"), output
 
 
+@pytest.mark.parametrize("shape", new.SHAPES)
+def test_a_skeleton_from_crawl_new_runs_in_the_simulated_world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """The skeleton's run(), as crawl-new writes it, puts the crawl on the world's clock.
+
+    Its crawl is replaced by one that waits 5 s: in the world that is
+    5 s of the world's time and none of the machine's; a run() that
+    ignored the world would leave the world's clock at 0.
+    """
+    name = f"mine_{shape}_world"
+    new.make_package(name, shape, tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(f"{name}.crawler")
+    waits = {
+        "callbacks": waits_on_stage_1,
+        "generators": waits_on_stage_2,
+        "asyncio": waits_on_asyncio,
+    }
+    crawler = waits[shape](module.Crawler)(["http://127.0.0.1:8000/"])
+    world = World(0)
+    crawler.simulate(world)
+    assert module.run(crawler) is crawler
+    assert world.time() == 5.0, (
+        f"the {shape} skeleton's run(): expected 5 s on the world's clock, got {world.time()}"
+    )
+
+
+def waits_on_stage_1(base: type) -> type:
+    """Return the callbacks skeleton's Crawler with a crawl that stops the loop after 5 s."""
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        def crawl(self) -> None:
+            self.loop.call_later(5.0, self.loop.stop)
+
+    return Waits
+
+
+def waits_on_stage_2(base: type) -> type:
+    """Return the generators skeleton's Crawler with a crawl that sleeps 5 s."""
+    from stage2_generators.tasks import sleep
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        def crawl(self) -> Any:
+            yield from sleep(5.0)
+
+    return Waits
+
+
+def waits_on_asyncio(base: type) -> type:
+    """Return the asyncio skeleton's Crawler with a crawl that sleeps 5 s."""
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        async def crawl(self) -> None:
+            await asyncio.sleep(5.0)
+
+    return Waits
+
+
 @pytest.mark.parametrize(
     ("name", "why"),
     [
@@ -339,6 +399,8 @@ def sections_named() -> set[tuple[str, str]]:
         named.add(("contract.md", mark.kwargs["rule"]))
     texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
     texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
+    # What the acceptance suite's messages name: the grader prints them under the hints.
+    texts += [path.read_text() for path in (ROOT / "tests").glob("*acceptance.py")]
     for text in texts:
         named |= {(match["page"], match["anchor"]) for match in DOCS_LINK.finditer(text)}
     return {(str(page), str(anchor)) for page, anchor in named}
@@ -371,21 +433,35 @@ HEADING_ID = re.compile(r'<h[1-6][^>]* id="(?P<id>[^"]+)"')
 @pytest.mark.slow
 @pytest.mark.parametrize("language", ["", "zh"])
 def test_every_hint_points_to_a_heading_of_the_built_site(built_site: Path, language: str) -> None:
-    """Each (test, shape) pair's section is a heading in the site as built, in both languages."""
+    """Each section the grader can print is a heading in the site as built, in both languages.
+
+    The hint of each (test, shape) pair, the contract's rule of each test,
+    and every section a skeleton, a broken crawler or a message of the
+    acceptance suite names.
+    """
     site = built_site / language if language else built_site
     ids: dict[str, set[str]] = {}
+
+    def heading_ids(page: str) -> set[str]:
+        if page not in ids:
+            html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+            ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
+        return ids[page]
+
     missing = []
     for name, function in acceptance_tests():
         mark = levels_of(function)[0]
         for shape in SHAPES:
             page, anchor = taught(mark.kwargs["topic"], shape).split("#")
-            if page not in ids:
-                html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
-                ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
-            if anchor not in ids[page]:
+            if anchor not in heading_ids(page):
                 missing.append(f"{name} ({shape}): {page}#{anchor}")
+    missing += [
+        f"{page}#{anchor}" for page, anchor in sorted(sections_named())
+        if anchor not in heading_ids(page)
+    ]  # fmt: skip
     assert missing == []
     assert len(ids) >= 6  # It read the pages of every shape.
+    assert "a-crawl-in-the-simulated-world" in ids["build-your-own.md"]
 
 
 NAME_ROW = re.compile(r"^\| `(?P<name>\w+)` \| `(?P<module>[\w.]+)` \|", re.MULTILINE)
