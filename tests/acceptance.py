@@ -483,11 +483,17 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             warnings.simplefilter("always")
             for _ in range(3):
                 done = len(self.crawl([root]).done)
-                assert done == 3, f"a crawl of 3 pages recorded {done}"
+                assert done == 3, f"a crawl of 3 pages: expected 3 records, got {done}"
             gc.collect()
-        assert wait_for_fds(before) <= before, "the crawl left file descriptors open"
+        after = wait_for_fds(before)
+        assert after <= before, (
+            f"three crawls: expected every descriptor closed after them, got {after - before}"
+            " left open"
+        )
         leaked = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
-        assert leaked == [], f"the crawls left these to the garbage collector: {leaked}"
+        assert leaked == [], (
+            f"three crawls: expected nothing left to the garbage collector, got {leaked}"
+        )
 
     @level(1, "entry-points")
     def test_crawl_from_a_thread_with_a_running_loop_elsewhere(self, pages: PageServer) -> None:
@@ -799,9 +805,7 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
             f"with max_redirect=1, /bar is past the limit: expected {expected},"
             f" got {records(crawler)}"
         )
-        assert "redirect limit reached" in logs.text, (
-            "the redirect past max_redirect is logged as 'redirect limit reached'"
-        )
+        check_logged(logs, "redirect limit reached", self.stage.__name__)
 
     @level(4, "fetching-one-url", "redirects")
     def test_max_redirect_zero_follows_no_redirect(self, pages: PageServer) -> None:
@@ -1247,7 +1251,10 @@ class AcceptanceTests(HostileServerTests, PoliteTests, RevisitTests, SimulatedTe
         assert leaked == [], (
             f"every socket is closed on every error path: expected no ResourceWarning, got {leaked}"
         )
-        assert after <= before, f"{after - before} sockets left open after errors"
+        assert after <= before, (
+            f"every socket is closed on every error path: expected none left open, got"
+            f" {after - before}"
+        )
 
     # 429 and 503 ask the crawler to come back: see tests/revisit_acceptance.py.
     @pytest.mark.parametrize("status", [400, 403, 404, 410, 500, 502])

@@ -233,7 +233,9 @@ def peak_rss_mb() -> float:
 def check_report_line(stat: FetchStatistic) -> None:
     """Check that a URL's report line is one line with no control character in it."""
     line = url_report(stat, collections.Counter())
-    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), f"control characters in {line!r}"
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), (
+        f"expected a report line without control characters, got {line!r}"
+    )
 
 
 class HostileServerTests:
@@ -533,7 +535,9 @@ class HostileServerTests:
             f"{why}: each URL seen is recorded once; got the records {acceptance.records(crawler)}"
             f" of the URLs seen {sorted(crawler.seen_urls)}"
         )
-        assert url_of("/robots.txt") not in stats, f"{why} is recorded, but is no page"
+        assert url_of("/robots.txt") not in stats, (
+            f"{why}: expected robots.txt not recorded (it is no page), got it recorded"
+        )
         if robots == "slow":  # Unreachable: nothing on the host is fetched.
             asked = {path: hostile.connections[path] for path in ["/robots.txt", "/ok"]}
             error = acceptance.record_of(crawler, ok).exception
