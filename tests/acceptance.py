@@ -165,15 +165,12 @@ def trust_the_test_authority(monkeypatch: pytest.MonkeyPatch) -> None:
     it was imported (``aiohttp.connector._SSL_CONTEXT_VERIFIED``), so that
     one is replaced by a context that trusts the authority too.
     """
-    real = ssl.create_default_context
-
-    def create_default_context(*args: Any, **kwargs: Any) -> ssl.SSLContext:
-        context = real(*args, **kwargs)
-        context.load_verify_locations(cafile=TEST_AUTHORITY)
-        return context
-
-    monkeypatch.setattr(ssl, "create_default_context", create_default_context)
-    monkeypatch.setattr(aiohttp.connector, "_SSL_CONTEXT_VERIFIED", create_default_context())
+    # One context for every call: loading the system's authorities takes a
+    # good part of a second, and a context serves any number of connections.
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=TEST_AUTHORITY)
+    monkeypatch.setattr(ssl, "create_default_context", lambda *args, **kwargs: context)
+    monkeypatch.setattr(aiohttp.connector, "_SSL_CONTEXT_VERIFIED", context)
 
 
 def crawl_deadline(options: dict[str, Any]) -> tuple[float, str]:
