@@ -163,8 +163,8 @@ def test_a_broken_crawler_fails_at_its_level_with_its_hint(
     shown = "\n".join(lines)
     level = broken.LEVEL
     if shape == full_ladder(name):  # Every level up to the bug's ran.
-        ran = levels_text(range(1, level + 1))
-        assert lines[0].endswith(f"deselected: ran levels {ran}; failed at {level}"), shown
+        ran = ("levels " if level > 1 else "level ") + levels_text(range(1, level + 1))
+        assert lines[0].endswith(f"deselected: ran {ran}; failed at {level}"), shown
     assert lines[0].endswith(f"; failed at {level}"), shown
     text = " ".join(lines)  # A hint may be wrapped at the terminal's width.
     assert broken.HINTS[shape] in text, shown
