@@ -21,8 +21,10 @@ in level order, the first level with a failure is the last one run, and the
 summary says how far the crawler got, with one line per failed test that
 names the rule and the section to read (``-v`` brings the tracebacks back).
 Under pytest-xdist a package's tests run on one worker, in order, and the
-grade is written from the reports the workers send.  The three stages' own
-runs are left as they were.
+grade is written from the reports the workers send.  A run that left some
+of a crawler's tests out (``-k``, ``-m``, or tests named by id, as a
+replay does) says which levels ran instead of how far the crawler got.
+The three stages' own runs are left as they were.
 """
 
 from __future__ import annotations
