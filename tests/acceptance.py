@@ -58,13 +58,12 @@ from tests.polite_acceptance import PoliteTests
 from tests.revisit_acceptance import RevisitTests
 from tests.servers import PageServer, ScriptedServer, answer, http_response, refused_port
 from tests.sim_acceptance import Answers, SimulatedTests
-from tests.tls import server_tls
+from tests.tls import default_tls_trusting_the_tests, server_tls
 
 DEADLINE = 60.0  # Seconds a crawl may take before the test calls it a hang.
 TIMEOUT_SLACK = 5.0  # Seconds a crawl may take beyond max_tries * timeout.
 STACK_SHOWN = 4  # Calls of a hung crawl's stack that its failure names.
 ROOT = Path(__file__).resolve().parents[1]
-TEST_AUTHORITY = ROOT / "tests" / "certs" / "ca.pem"  # Signed the test site's certificate.
 SLOW = pytest.mark.slow  # A test of a second or more: pytest -m "not slow" leaves it out.
 # Names no crawl may look up (RFC 2606): the domains, then the endings of names below them.
 EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
@@ -167,8 +166,7 @@ def trust_the_test_authority(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     # One context for every call: loading the system's authorities takes a
     # good part of a second, and a context serves any number of connections.
-    context = ssl.create_default_context()
-    context.load_verify_locations(cafile=TEST_AUTHORITY)
+    context = default_tls_trusting_the_tests()
     monkeypatch.setattr(ssl, "create_default_context", lambda *args, **kwargs: context)
     monkeypatch.setattr(aiohttp.connector, "_SSL_CONTEXT_VERIFIED", context)
 

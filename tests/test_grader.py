@@ -627,7 +627,10 @@ def test_every_lookup_of_a_crawl_under_test_goes_through_the_offline_one(
 
 
 def test_a_duplicate_record_is_named() -> None:
-    stat = FetchStatistic("http://127.0.0.1:1/a", None, 200, None, 0, None, None, 0, 0)
+    stat = FetchStatistic(
+        url="http://127.0.0.1:1/a", next_url=None, status=200, exception=None, size=0,
+        content_type=None, encoding=None, num_urls=0, num_new_urls=0,
+    )  # fmt: skip
     other = stat._replace(url="http://127.0.0.1:1/b")
     crawler = SimpleNamespace(done=[stat, other, stat])
     assert recorded_twice(crawler) == (
