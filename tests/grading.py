@@ -365,8 +365,8 @@ class Grader:
 
         Naming tests by id (``pytest FILE::CLASS::test_x[seed3]``, as a
         replay does) deselects nothing: the rest are simply not collected.
-        A crawler lacks a test when a test function of its class, at a
-        level up to --level, has no item collected.
+        A crawler lacks a test when a graded test function of its class, at
+        a level up to --level, has no item collected.
         """
         by_label: dict[str, list[pytest.Item]] = {}
         for item in graded:
@@ -378,7 +378,7 @@ class Grader:
             wanted = {
                 name
                 for name in dir(cls)
-                if name.startswith("test_") and self.function_level(cls, name) <= self.top
+                if name.startswith("test_") and 0 < self.function_level(cls, name) <= self.top
             }
             if wanted - names:
                 chosen[label] = len(items)
