@@ -21,8 +21,10 @@ in level order, the first level with a failure is the last one run, and the
 summary says how far the crawler got, with one line per failed test that
 names the rule and the section to read (``-v`` brings the tracebacks back).
 Under pytest-xdist a package's tests run on one worker, in order, and the
-grade is written from the reports the workers send.  The three stages' own
-runs are left as they were.
+grade is written from the reports the workers send.  A run that left some
+of a crawler's tests out (``-k``, ``-m``, or tests named by id, as a
+replay does) says which levels ran instead of how far the crawler got.
+The three stages' own runs are left as they were.
 """
 
 from __future__ import annotations
@@ -44,11 +46,12 @@ SHAPES = ("callbacks", "generators", "asyncio")  # The shapes crawl-new can star
 # generators and asyncio.  tests/test_grader.py checks every one against
 # the headings of the built site.
 TAUGHT: dict[str, tuple[str, str, str]] = {
-    "one-page": (
-        "callbacks.md#a-fetcher-object",
-        "coroutines.md#a-future-a-generator-and-a-task",
-        "asyncio.md#the-step-the-queue-crawler-on-asyncio",
-    ),
+    # What a skeleton's reader needs for one page: the pieces each stage
+    # fetches with (stage 1's loop, build_request, ResponseParser...).
+    "one-page": ("build-your-own.md#one-page-level-1",) * 3,
+    # Running in the simulated world: what run() must do with crawler.world.
+    "simulation": ("build-your-own.md#a-crawl-in-the-simulated-world",) * 3,
+    "https": ("build-your-own.md#https",) * 3,
     "one-request": (
         "real-callbacks.md#the-fetcher-one-request-as-a-chain-of-callbacks",
         "side-by-side.md#one-request",
@@ -111,16 +114,10 @@ TAUGHT: dict[str, tuple[str, str, str]] = {
         "real-coroutines.md#limits-the-report-and-forgotten-tasks",
         "real-asyncio.md#running-it-and-the-report",
     ),
-    "politeness": (
-        "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "real-coroutines.md#politeness-a-semaphore-and-a-sleep",
-        "real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
-    ),
-    "limits": (
-        "real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
-        "real-coroutines.md#limits-the-report-and-forgotten-tasks",
-        "real-asyncio.md#fetching-with-retries",
-    ),
+    # What CrawlerBase gives a polite crawler (robots_needed, admit,
+    # record_skip, turn), and where each shape's chapter waits.
+    "politeness": ("build-your-own.md#politeness-level-5",) * 3,
+    "limits": ("build-your-own.md#politeness-level-5",) * 3,
     "hostile": ("side-by-side.md#when-a-server-lies",) * 3,
     "coming-back": ("reference.md#coming-back",) * 3,
     "sitemaps": ("reference.md#sitemaps",) * 3,
@@ -194,6 +191,9 @@ class Grade:
     failures: dict[str, Failure] = dataclasses.field(default_factory=dict)
     deselected: int = 0  # Its tests left out by -k, -m or another deselection.
     package: str = ""  # The package graded, when it is one (not a file of tests/broken).
+    # When the command line named some of its tests (a replay's test id):
+    # how many it named, else 0.
+    chosen: int = 0
 
     @property
     def failed_at(self) -> int | None:
@@ -204,6 +204,7 @@ class Grade:
         """Note one report of a graded test; the cases of one test share a line."""
         self.deselected = record["deselected"]
         self.package = record.get("package", "")
+        self.chosen = record.get("chosen", 0)
         if report.failed or (report.when == "call" and report.passed):
             self.ran.add(record["level"])  # Not for the teardown of a skipped test.
         if not report.failed:
@@ -327,6 +328,7 @@ class Grader:
         self.seeded = any(value is not None for value in seeded)
         self.grades: dict[str, Grade] = {}
         self.deselected: dict[str, int] = {}  # Per graded crawler, while collecting.
+        self.chosen: dict[str, int] = {}  # Per graded crawler whose tests were named one by one.
         self.leaving_out_levels = False  # While --level deselects.
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -356,6 +358,37 @@ class Grader:
         graded = sorted((items[index] for index in slots), key=self.number)  # Stable.
         for index, item in zip(slots, graded, strict=True):
             items[index] = item
+        self.chosen = self.named_one_by_one(graded)
+
+    def named_one_by_one(self, graded: list[pytest.Item]) -> dict[str, int]:
+        """Return how many tests were collected of each crawler that lacks some of its tests.
+
+        Naming tests by id (``pytest FILE::CLASS::test_x[seed3]``, as a
+        replay does) deselects nothing: the rest are simply not collected.
+        A crawler lacks a test when a graded test function of its class, at
+        a level up to --level, has no item collected.
+        """
+        by_label: dict[str, list[pytest.Item]] = {}
+        for item in graded:
+            by_label.setdefault(label_of(item), []).append(item)
+        chosen = {}
+        for label, items in by_label.items():
+            names = {getattr(item, "originalname", item.name) for item in items}
+            cls = getattr(items[0], "cls", None)
+            wanted = {
+                name
+                for name in dir(cls)
+                if name.startswith("test_") and 0 < self.function_level(cls, name) <= self.top
+            }
+            if wanted - names:
+                chosen[label] = len(items)
+        return chosen
+
+    @staticmethod
+    def function_level(cls: Any, name: str) -> int:
+        """Return the level of the test function ``name`` of ``cls`` (0 for none)."""
+        marks = getattr(getattr(cls, name, None), "pytestmark", [])
+        return next((int(mark.args[0]) for mark in marks if mark.name == "level"), 0)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -409,6 +442,7 @@ class Grader:
             "rule": mark.kwargs["rule"],
             "chapter": taught(mark.kwargs["topic"], shape_of(item)),
             "deselected": self.deselected.get(label_of(item), 0),
+            "chosen": self.chosen.get(label_of(item), 0),
             "package": package_of(item),
             "message": own_error(call) if report.failed else None,
         }
@@ -449,12 +483,15 @@ class Grader:
         """Return the lines that say how far a crawler got, and what to read for each failure."""
         failed_at = grade.failed_at
         width = max(shutil.get_terminal_size().columns, 40)  # Lines wrap there, not mid-word.
-        if grade.deselected:  # Some of its tests did not run: say which levels did.
+        if grade.deselected or grade.chosen:  # Some of its tests did not run: say which levels did.
             plural = "s" if len(grade.ran) > 1 else ""
             ran = f"ran level{plural} {levels_text(grade.ran)}" if grade.ran else "ran no level"
             outcome = f"failed at {failed_at}" if failed_at else "no failure"
-            first = f"level {self.top} of {TOP}, {grade.deselected} tests deselected: {ran}; "
-            lines = [first + outcome]
+            if grade.deselected:
+                which = f"{grade.deselected} tests deselected"
+            else:
+                which = f"{grade.chosen} test{'s' if grade.chosen > 1 else ''} named"
+            lines = [f"level {self.top} of {TOP}, {which}: {ran}; {outcome}"]
         elif failed_at is None:
             return [f"level {self.top} of {TOP}: passed {max(grade.ran, default=0)}"]
         else:

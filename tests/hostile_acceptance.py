@@ -233,7 +233,9 @@ def peak_rss_mb() -> float:
 def check_report_line(stat: FetchStatistic) -> None:
     """Check that a URL's report line is one line with no control character in it."""
     line = url_report(stat, collections.Counter())
-    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), f"control characters in {line!r}"
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", line), (
+        f"expected a report line without control characters, got {line!r}"
+    )
 
 
 class HostileServerTests:
@@ -284,8 +286,14 @@ class HostileServerTests:
         elapsed = time.monotonic() - start
         after = acceptance.wait_for_fds(before)
         print(f"{outcome.id}: fds before={before} after={after}, {elapsed:.2f} s")
-        assert after <= before, f"{after - before} file descriptors leaked"
-        assert elapsed < MAX_TRIES * TIMEOUT + SLACK, "the crawl outlived its timeouts"
+        assert after <= before, (
+            f"expected every descriptor closed after the crawl, got {after - before} left open"
+        )
+        most = MAX_TRIES * TIMEOUT + SLACK
+        assert elapsed < most, (
+            f"max_tries={MAX_TRIES} x timeout={TIMEOUT:g} s: expected the crawl to end within"
+            f" {most:g} s, got {elapsed:.1f} s"
+        )
         self.check_outcome(hostile.url, hostile.connections, crawler, url, outcome)
 
     def check_outcome(
@@ -300,8 +308,14 @@ class HostileServerTests:
         ok, ok_next = url_of("/ok"), url_of("/ok/next")
         urls = [stat.url for stat in crawler.done]
         assert urls.count(url) == 1, f"expected one record of {url}, got {urls.count(url)}"
-        assert sorted(urls) == sorted(crawler.seen_urls), "a URL recorded twice or never"
-        assert url_of(NEVER_ASKED) not in crawler.seen_urls, "an unasked response was read"
+        recorded = acceptance.differ(set(urls), crawler.seen_urls)
+        assert sorted(urls) == sorted(crawler.seen_urls), (
+            "expected each URL seen recorded once: the URLs recorded"
+            f" {recorded}{acceptance.recorded_twice(crawler)}"
+        )
+        assert url_of(NEVER_ASKED) not in crawler.seen_urls, (
+            f"expected the bytes after the answer left unread, got their link {NEVER_ASKED} seen"
+        )
         stats = acceptance.by_url(crawler)
         beside = [stats[each].status if each in stats else "no record" for each in (ok, ok_next)]
         assert beside == [200, 200], (
@@ -521,7 +535,9 @@ class HostileServerTests:
             f"{why}: each URL seen is recorded once; got the records {acceptance.records(crawler)}"
             f" of the URLs seen {sorted(crawler.seen_urls)}"
         )
-        assert url_of("/robots.txt") not in stats, f"{why} is recorded, but is no page"
+        assert url_of("/robots.txt") not in stats, (
+            f"{why}: expected robots.txt not recorded (it is no page), got it recorded"
+        )
         if robots == "slow":  # Unreachable: nothing on the host is fetched.
             asked = {path: hostile.connections[path] for path in ["/robots.txt", "/ok"]}
             error = acceptance.record_of(crawler, ok).exception

@@ -112,6 +112,13 @@ class PoliteTests:
         requests: list[tuple[str, float]] = []
         crawler.on_request = lambda url, now: requests.append((url, now))
         acceptance.run_with_deadline(lambda: self.stage.run(crawler))
+        answered = [stat.url for stat in crawler.done if stat.status is not None]
+        assert requests or not answered, (
+            f"the crawl got {len(answered)} answers but never asked for the host's turn:"
+            " before each request (robots.txt too), call self.turn(url, loop.time()) and wait"
+            " while it returns more than 0; it spaces the requests to a host by the delay,"
+            " and tells the tests when each starts"
+        )
         return crawler, requests
 
     @pytest.fixture

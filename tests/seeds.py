@@ -84,9 +84,10 @@ class FailedSeeds:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Note a failed run of a seeded test."""
-        seed = seed_of(report.nodeid)
+        nodeid = without_group(report.nodeid)
+        seed = seed_of(nodeid)
         if report.failed and seed is not None:
-            self.failed.append((seed, report.nodeid))
+            self.failed.append((seed, nodeid))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -101,6 +102,16 @@ class FailedSeeds:
             f"{len(failed_seeds)} of {len(seeds)} seeds failed; the first is seed {seed}."
         )
         terminalreporter.write_line(f"Replay it with: {replay_command(seed, nodeid)}")
+
+
+def without_group(nodeid: str) -> str:
+    """Return a test id without the ``@GROUP`` that pytest-xdist adds to it under loadgroup.
+
+    A worker reports ``test_x[seed3]@grade-mine``: the id a command line
+    takes is ``test_x[seed3]``.  An ``@`` inside the brackets stays.
+    """
+    head, at, _ = nodeid.rpartition("@")
+    return head if at and head.endswith("]") else nodeid
 
 
 def seed_of(nodeid: str) -> int | None:

@@ -11,6 +11,7 @@ hint or a skeleton names exists in the docs.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
@@ -19,16 +20,27 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import aiohttp
 import pytest
 from markdown.extensions.toc import slugify
 
+from shared import FetchStatistic
 from shared.cli import new
-from tests.acceptance import AcceptanceTests, TaskGroupTests, offline_lookup
+from shared.sim import World
+from tests.acceptance import (
+    AcceptanceTests,
+    TaskGroupTests,
+    keep_offline,
+    offline_lookup,
+    recorded_twice,
+    where,
+)
 from tests.grading import (
     LEVELS,
     SHAPES,
@@ -40,6 +52,8 @@ from tests.grading import (
     levels_text,
     taught,
 )
+from tests.seeds import seed_of, without_group
+from tests.servers import poll
 from tests.test_exercises import NO_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,8 +163,8 @@ def test_a_broken_crawler_fails_at_its_level_with_its_hint(
     shown = "\n".join(lines)
     level = broken.LEVEL
     if shape == full_ladder(name):  # Every level up to the bug's ran.
-        ran = levels_text(range(1, level + 1))
-        assert lines[0].endswith(f"deselected: ran levels {ran}; failed at {level}"), shown
+        ran = ("levels " if level > 1 else "level ") + levels_text(range(1, level + 1))
+        assert lines[0].endswith(f"deselected: ran {ran}; failed at {level}"), shown
     assert lines[0].endswith(f"; failed at {level}"), shown
     text = " ".join(lines)  # A hint may be wrapped at the terminal's width.
     assert broken.HINTS[shape] in text, shown
@@ -192,6 +206,65 @@ def test_a_fresh_skeleton_fails_level_1_with_hints(tmp_path: Path) -> None:
         assert any(hint.match(line) for line in lines)
         assert any(line.startswith("NotImplementedError: ") for line in lines)
         assert lines[-1].endswith(f"pytest {package} --seeds 100"), output
+
+
+@pytest.mark.parametrize("shape", new.SHAPES)
+def test_a_skeleton_from_crawl_new_runs_in_the_simulated_world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """The skeleton's run(), as crawl-new writes it, puts the crawl on the world's clock.
+
+    Its crawl is replaced by one that waits 5 s: in the world that is
+    5 s of the world's time and none of the machine's; a run() that
+    ignored the world would leave the world's clock at 0.
+    """
+    name = f"mine_{shape}_world"
+    new.make_package(name, shape, tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(f"{name}.crawler")
+    waits = {
+        "callbacks": waits_on_stage_1,
+        "generators": waits_on_stage_2,
+        "asyncio": waits_on_asyncio,
+    }
+    crawler = waits[shape](module.Crawler)(["http://127.0.0.1:8000/"])
+    world = World(0)
+    crawler.simulate(world)
+    assert module.run(crawler) is crawler
+    assert world.time() == 5.0, (
+        f"the {shape} skeleton's run(): expected 5 s on the world's clock, got {world.time()}"
+    )
+
+
+def waits_on_stage_1(base: type) -> type:
+    """Return the callbacks skeleton's Crawler with a crawl that stops the loop after 5 s."""
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        def crawl(self) -> None:
+            self.loop.call_later(5.0, self.loop.stop)
+
+    return Waits
+
+
+def waits_on_stage_2(base: type) -> type:
+    """Return the generators skeleton's Crawler with a crawl that sleeps 5 s."""
+    from stage2_generators.tasks import sleep
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        def crawl(self) -> Any:
+            yield from sleep(5.0)
+
+    return Waits
+
+
+def waits_on_asyncio(base: type) -> type:
+    """Return the asyncio skeleton's Crawler with a crawl that sleeps 5 s."""
+
+    class Waits(base):  # type: ignore[misc, valid-type]
+        async def crawl(self) -> None:
+            await asyncio.sleep(5.0)
+
+    return Waits
 
 
 @pytest.mark.parametrize(
@@ -326,6 +399,8 @@ def sections_named() -> set[tuple[str, str]]:
         named.add(("contract.md", mark.kwargs["rule"]))
     texts = [path.read_text() for path in (ROOT / "shared" / "cli" / "skeletons").glob("*.py")]
     texts += [path.read_text() for path in (ROOT / "tests" / "broken").glob("*.py")]
+    # What the acceptance suite's messages name: the grader prints them under the hints.
+    texts += [path.read_text() for path in (ROOT / "tests").glob("*acceptance.py")]
     for text in texts:
         named |= {(match["page"], match["anchor"]) for match in DOCS_LINK.finditer(text)}
     return {(str(page), str(anchor)) for page, anchor in named}
@@ -358,21 +433,35 @@ HEADING_ID = re.compile(r'<h[1-6][^>]* id="(?P<id>[^"]+)"')
 @pytest.mark.slow
 @pytest.mark.parametrize("language", ["", "zh"])
 def test_every_hint_points_to_a_heading_of_the_built_site(built_site: Path, language: str) -> None:
-    """Each (test, shape) pair's section is a heading in the site as built, in both languages."""
+    """Each section the grader can print is a heading in the site as built, in both languages.
+
+    The hint of each (test, shape) pair, the contract's rule of each test,
+    and every section a skeleton, a broken crawler or a message of the
+    acceptance suite names.
+    """
     site = built_site / language if language else built_site
     ids: dict[str, set[str]] = {}
+
+    def heading_ids(page: str) -> set[str]:
+        if page not in ids:
+            html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+            ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
+        return ids[page]
+
     missing = []
     for name, function in acceptance_tests():
         mark = levels_of(function)[0]
         for shape in SHAPES:
             page, anchor = taught(mark.kwargs["topic"], shape).split("#")
-            if page not in ids:
-                html = (site / page.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
-                ids[page] = {match["id"] for match in HEADING_ID.finditer(html)}
-            if anchor not in ids[page]:
+            if anchor not in heading_ids(page):
                 missing.append(f"{name} ({shape}): {page}#{anchor}")
+    missing += [
+        f"{page}#{anchor}" for page, anchor in sorted(sections_named())
+        if anchor not in heading_ids(page)
+    ]  # fmt: skip
     assert missing == []
     assert len(ids) >= 6  # It read the pages of every shape.
+    assert "a-crawl-in-the-simulated-world" in ids["build-your-own.md"]
 
 
 NAME_ROW = re.compile(r"^\| `(?P<name>\w+)` \| `(?P<module>[\w.]+)` \|", re.MULTILINE)
@@ -476,3 +565,75 @@ def test_no_command_is_offered_once_seeds_are_chosen(
 def test_a_file_of_tests_is_offered_no_command(monkeypatch: pytest.MonkeyPatch) -> None:
     grade = Grade("tests/broken/x.py::TestAsyncio", ran={1, 2})  # Not a package.
     assert not any("--seeds" in line for line in summary_of(grade, 200, monkeypatch))
+
+
+def test_a_grade_of_tests_named_one_by_one_says_which_levels_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grade = failed_grade()
+    grade.ran, grade.chosen = {4}, 1  # One test named by its id, as a replay does.
+    lines = summary_of(grade, 200, monkeypatch)
+    assert lines[0] == f"level {TOP} of {TOP}, 1 test named: ran level 4; failed at 4"
+
+
+def test_the_seed_of_a_test_id_from_an_xdist_worker_is_found() -> None:
+    grouped = "mine/tests/test_acceptance.py::TestAcceptance::test_x[3-seed12]@grade-mine"
+    plain = without_group(grouped)
+    assert plain == "mine/tests/test_acceptance.py::TestAcceptance::test_x[3-seed12]"
+    assert seed_of(plain) == 12
+    assert without_group("t.py::test_x[a@b-seed1]") == "t.py::test_x[a@b-seed1]"
+    assert seed_of(without_group("t.py::test_x@docs_site")) is None
+
+
+# --- What the acceptance suite says of a crawl ------------------------------------
+
+
+def test_a_hung_crawl_says_where_it_waits() -> None:
+    release = threading.Event()
+
+    async def main() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait)
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    try:
+        assert poll(lambda: " in main (" in where(thread))  # The task's coroutine, by name.
+        said = where(thread)
+        assert said.startswith("; it was waiting ") and "tests/test_grader.py:" in said, said
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_every_lookup_of_a_crawl_under_test_goes_through_the_offline_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Elsewhere(aiohttp.ThreadedResolver):  # As aiodns's AsyncResolver would be.
+        pass
+
+    monkeypatch.setattr(aiohttp.connector, "DefaultResolver", Elsewhere)
+    keep_offline(monkeypatch)
+
+    async def resolver() -> type:
+        connector = aiohttp.TCPConnector()
+        try:
+            return type(connector._resolver)
+        finally:
+            await connector.close()
+
+    assert asyncio.run(resolver()) is aiohttp.ThreadedResolver
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo("www.example.com", 80)
+
+
+def test_a_duplicate_record_is_named() -> None:
+    stat = FetchStatistic(
+        url="http://127.0.0.1:1/a", next_url=None, status=200, exception=None, size=0,
+        content_type=None, encoding=None, num_urls=0, num_new_urls=0,
+    )  # fmt: skip
+    other = stat._replace(url="http://127.0.0.1:1/b")
+    crawler = SimpleNamespace(done=[stat, other, stat])
+    assert recorded_twice(crawler) == (
+        "; recorded more than once: 'http://127.0.0.1:1/a (2 records)'"
+    )
+    assert recorded_twice(SimpleNamespace(done=[stat, other])) == ""

@@ -25,3 +25,10 @@ def server_tls() -> ssl.SSLContext:
 def client_tls() -> ssl.SSLContext:
     """Return a client context that trusts the test certificate authority only."""
     return ssl.create_default_context(cafile=CERTS / "ca.pem")
+
+
+def default_tls_trusting_the_tests() -> ssl.SSLContext:
+    """Return the default client context with the test certificate authority trusted too."""
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=CERTS / "ca.pem")
+    return context

@@ -14,9 +14,9 @@ from tests.broken import broken_stage
 LEVEL = 5
 RULE = "test_robots_txt_disallowed_urls_are_skipped: rule docs/contract.md#politeness"
 HINTS = {
-    "callbacks": f"{RULE}; read docs/real-callbacks.md#being-polite-a-waiting-line-and-a-timer",
-    "generators": f"{RULE}; read docs/real-coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+    "callbacks": f"{RULE}; read docs/build-your-own.md#politeness-level-5",
+    "generators": f"{RULE}; read docs/build-your-own.md#politeness-level-5",
+    "asyncio": f"{RULE}; read docs/build-your-own.md#politeness-level-5",
 }
 
 

@@ -21,8 +21,8 @@ RULE = (
     "test_the_timeout_starts_after_the_wait_for_the_turn [seed0]: rule docs/contract.md#politeness"
 )
 HINTS = {
-    "generators": f"{RULE}; read docs/real-coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/real-asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+    "generators": f"{RULE}; read docs/build-your-own.md#politeness-level-5",
+    "asyncio": f"{RULE}; read docs/build-your-own.md#politeness-level-5",
 }
 
 

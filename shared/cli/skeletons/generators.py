@@ -8,10 +8,15 @@ their simplest form; the later levels ask more of the same methods.
 
 The loop, tasks and queue are stage 2's (``stage2_generators``), as the
 chapter builds them; a coroutine here is a generator that ``yield from``s
-them.  What every stage shares is already here, from ``CrawlerBase``
+them.  ``run()`` below already puts the loop in the simulated world when
+the tests give one (``self.world``); keep it as it is, and make every
+socket with ``self.make_socket()``, which is the world's socket then.
+What every stage shares is already here, from ``CrawlerBase``
 (shared/crawl/crawling.py): the options, ``url_allowed``, ``seen_urls``,
 ``done``, ``add_roots()``, ``record_statistic()``, ``record_crash()``, and
 ``handle_response()``, which records an answer and queues its new links.
+For politeness (level 5) it has ``robots_needed()``, ``admit()``,
+``record_skip()`` and ``turn()``: see ``fetch`` below.
 """
 
 from __future__ import annotations
@@ -39,15 +44,15 @@ class Crawler(CrawlerBase):
 
     def add_url(self, url: str, max_redirect: int | None = None) -> None:
         """Mark ``url`` seen and queue it with its redirect budget (default: max_redirect)."""
-        raise NotImplementedError("add_url: see docs/coroutines.md#the-queue-crawler")
+        raise NotImplementedError("add_url: see docs/build-your-own.md#one-page-level-1")
 
     def crawl(self) -> Coroutine:
         """Start the workers (create_task), queue the roots, wait for the queue (join)."""
-        raise NotImplementedError("crawl: see docs/coroutines.md#the-queue-crawler")
+        raise NotImplementedError("crawl: see docs/build-your-own.md#one-page-level-1")
 
     def work(self) -> Coroutine:
         """Take URLs from the queue and fetch each, until cancelled."""
-        raise NotImplementedError("work: see docs/coroutines.md#a-queue-and-workers")
+        raise NotImplementedError("work: see docs/build-your-own.md#one-page-level-1")
 
     def fetch(self, url: str, max_redirect: int) -> Coroutine:
         """Fetch ``url``, trying again after a network failure; record what came of it.
@@ -55,27 +60,45 @@ class Crawler(CrawlerBase):
         ``self.handle_response(url, max_redirect, response)`` records an
         answer and queues its links; ``shared.record.stats.failure(url, error)`` is
         the record of a URL that failed.
+
+        From level 5, before the request: if ``self.robots_needed(url)``,
+        fetch the host's robots.txt first; then ``self.admit(url)`` returns
+        why ``url`` is skipped (record it with ``self.record_skip(url,
+        reason)``) or None; and ``self.turn(url, loop.time())`` returns how
+        long to wait for the host's turn (0: send now; else ``sleep`` that
+        long and ask again).
         """
-        raise NotImplementedError("fetch: see docs/real-coroutines.md#the-crawler")
+        raise NotImplementedError(
+            "fetch: see docs/build-your-own.md#one-page-level-1;"
+            " from level 5, docs/build-your-own.md#politeness-level-5"
+        )
 
     def request(self, url: str) -> Coroutine:
         """GET ``url`` once over a non-blocking socket; return a ``shared.web.http.Response``.
 
-        ``shared.web.http`` builds the request (``build_request``) and parses
-        the answer (``ResponseParser``).
+        The socket comes from ``self.make_socket()`` (the simulated world's
+        in a simulation); ``shared.web.http`` builds the request
+        (``build_request``) and parses the answer (``ResponseParser``).
         """
-        raise NotImplementedError(
-            "request: see docs/real-coroutines.md#sockets-try-first-wait-only-if-needed"
-        )
+        raise NotImplementedError("request: see docs/build-your-own.md#one-page-level-1")
 
 
+# --8<-- [start:run]
 def run(crawler: Crawler) -> Crawler:
-    """Run ``crawler`` to completion on a new event loop of stage 2."""
+    """Run ``crawler`` to completion on a new event loop of stage 2.
+
+    In a simulation (``crawler.world``, set by ``crawler.simulate(world)``)
+    the loop takes the world's clock and selector.
+    """
+    options = crawler.world.loop_options() if crawler.world else {}
     try:
-        event_loop.run(crawler.crawl(), recorder=crawler.recorder)
+        event_loop.run(crawler.crawl(), recorder=crawler.recorder, **options)
     finally:
         crawler.stopped()  # Notes the end; with trace=FILE, writes the trace.
     return crawler
+
+
+# --8<-- [end:run]
 
 
 def crawl(roots: str | Iterable[str], **options: Any) -> Crawler:
