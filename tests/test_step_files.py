@@ -30,6 +30,8 @@ FIRST_PARTY = {"shared", "stage1_callbacks", "stage2_generators", "stage3_asynci
 SERVER = [f"stage2_generators.server.steps.{name}" for name in SERVER_STEPS]
 PIP_NAMES = {"ada_url": "ada-url", "w3lib": "w3lib", "aiohttp": "aiohttp", "httptools": "httptools"}
 OPTIONAL = {"selectolax"}  # The faster link parser, used when installed.
+# ada-url's stand-in in the page, imported only where ada-url cannot load.
+PAGE_ONLY = {"shared/web/jsurl.py"}
 ROW = re.compile(r"^\| `(?P<step>[^`]+)` \| (?P<files>.*) \| (?P<packages>[^|]*) \|$")
 
 
@@ -73,7 +75,7 @@ def needs(step: str) -> tuple[set[str], set[str]]:
             elif top not in sys.stdlib_module_names:
                 packages.add(top)
     files = {str(source_file(module).relative_to(ROOT)) for module in seen}  # type: ignore[union-attr]
-    return files, packages
+    return files - PAGE_ONLY, packages
 
 
 def table() -> dict[str, tuple[set[str], set[str]]]:
