@@ -31,7 +31,7 @@ SERVER = [f"stage2_generators.server.steps.{name}" for name in SERVER_STEPS]
 PIP_NAMES = {"ada_url": "ada-url", "w3lib": "w3lib", "aiohttp": "aiohttp", "httptools": "httptools"}
 OPTIONAL = {"selectolax"}  # The faster link parser, used when installed.
 # ada-url's stand-in in the page, imported only where ada-url cannot load.
-PAGE_ONLY = {"shared/web/jsurl.py"}
+PAGE_ONLY = {"shared.web.jsurl"}
 ROW = re.compile(r"^\| `(?P<step>[^`]+)` \| (?P<files>.*) \| (?P<packages>[^|]*) \|$")
 
 
@@ -65,7 +65,7 @@ def needs(step: str) -> tuple[set[str], set[str]]:
     seen, packages, todo = set(), set(), [step]
     while todo:
         module = todo.pop()
-        if module in seen:
+        if module in seen or module in PAGE_ONLY:
             continue
         seen.add(module)
         for name in imported(module):
@@ -75,7 +75,7 @@ def needs(step: str) -> tuple[set[str], set[str]]:
             elif top not in sys.stdlib_module_names:
                 packages.add(top)
     files = {str(source_file(module).relative_to(ROOT)) for module in seen}  # type: ignore[union-attr]
-    return files - PAGE_ONLY, packages
+    return files, packages
 
 
 def table() -> dict[str, tuple[set[str], set[str]]]:
