@@ -14,6 +14,10 @@ the chapter's (tests/test_lesson.py):
 - Chinese characters: the Han characters of the prose (the same parts of
   the page as the English prose words).
 
+The controls that docs/hooks/run_in_page.py adds under a runnable listing
+(its buttons, its one-line note, its output) are the page's furniture, the
+same under every listing, and are not counted.
+
 Run ``python -m tests.lesson SITE`` on a built site for a table of each
 lesson page in both languages.
 """
@@ -40,8 +44,13 @@ ARTICLE = re.compile(r"<article\b[^>]*>(.*?)</article>", re.S)
 PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre>", re.S)
 # A closed <details>: no `open` attribute.  Blocks do not nest on our pages.
 COLLAPSED = re.compile(r"<details\b(?![^>]*\bopen\b)[^>]*>(.*?)</details>", re.S)
-# What a reader does not read as text: scripts, styles, the permalinks' ¶.
-HIDDEN = re.compile(r"<(script|style)\b.*?</\1>|<a\b[^>]*class=\"headerlink\"[^>]*>.*?</a>", re.S)
+# What a reader does not read as text: scripts, styles, the permalinks' ¶,
+# and the controls of a listing that runs in the page.
+HIDDEN = re.compile(
+    r"<(script|style)\b.*?</\1>|<a\b[^>]*class=\"headerlink\"[^>]*>.*?</a>"
+    r"|<div class=\"run-(?:bar|output)\"[^>]*>.*?</div>|<p class=\"run-note\"[^>]*>.*?</p>",
+    re.S,
+)
 TAG = re.compile(r"<[^>]+>")
 WORD = re.compile(r"[\w'’-]*[^\W_][\w'’-]*")
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

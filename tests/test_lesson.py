@@ -52,3 +52,13 @@ def test_the_measure_leaves_out_code_and_collapsed_blocks() -> None:
         collapsed_words=3,
         han=2,  # 六七 is a word too.
     )
+
+
+def test_the_measure_leaves_out_the_controls_of_a_runnable_listing() -> None:
+    page = (
+        '<article class="md-content__inner"><div data-run="m"><pre><code>x = 1\n</code></pre>'
+        '<div class="run-bar"><button>Run</button><span class="run-status"></span></div>'
+        '<p class="run-note">Run it here: Python in your browser.</p>'
+        '<div class="run-output" hidden></div></div><p>One two.</p></article>'
+    )
+    assert lesson.measure(page) == lesson.Size(words=2, code_lines=1, collapsed_words=0, han=0)
