@@ -1,8 +1,10 @@
 """Run a step against a port where nothing listens, and show how it ends.
 
-The stage 2 chapter shows with it what a step does when every connection
-is refused: what it printed, its traceback if any, and its exit status::
+The chapters on stages 1 and 2 show with it what a crawl step does when
+every connection is refused: what it printed, its traceback if any, and
+its exit status::
 
+    python docs/examples/refused.py stage1_callbacks.steps.crawl
     python docs/examples/refused.py stage2_generators.steps.crawl
 
 The port is one this script holds bound but never listens on, so the
