@@ -487,7 +487,7 @@ class FrontierCrawler(Crawler):
 
         It stops when the crawl is over, or on an error (then the URLs it
         leased and no worker started are dropped; their leases run out).
-        However it stopped, no worker waits on for a URL.
+        However it stopped, no worker is left waiting for a URL.
         """
         while not self.ready.empty():  # Empty at the end of a crawl.
             self.ready.get_nowait()
