@@ -230,17 +230,17 @@ def test_delay_and_max_pages_hold_across_processes(frontier: str, tmp_path: Path
     assert sum(record["status"] is not None for record in records) == max_pages
     assert len(starts) == max_pages + 1  # robots.txt too.
     # The server grants turns ``delay`` apart on its own clock; each request
-    # then travels to the site, a trip that a busy machine can lengthen, so
-    # one gap the site sees may shrink by that much, and the whole span by
-    # the first trip's delay.  A request that opens a connection travels
-    # longest (it connects first, in a process that may have just started):
-    # on a loaded machine the gap after one shrank below delay / 2.  Those
-    # gaps are left out.  Processes that ignored each other would send
-    # requests together: gaps near 0 on kept connections too, and a span
-    # near a third as long.
+    # then travels to the site, a trip that a busy machine can lengthen.  A
+    # request held back shortens the gap after it (on a loaded machine, to
+    # 0.015 s); the span is allowed one delay less, for the first.  One that
+    # opens a connection travels longest (it connects first, in a process
+    # that may have just started): the gaps after those are left out, and
+    # one short gap is allowed.  Processes that ignored each other would send
+    # requests together: most gaps short (5 to 7 of 9 when tried), and a
+    # span near a third as long.
     starts.sort()
     gaps = [b - a for (a, opened), (b, _) in itertools.pairwise(starts) if not opened]
-    assert min(gaps) > delay / 2, starts
+    assert sum(gap < delay / 2 for gap in gaps) <= 1, starts
     assert starts[-1][0] - starts[0][0] > (len(starts) - 2) * delay, starts
 
 
