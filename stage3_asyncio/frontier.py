@@ -130,7 +130,8 @@ class Frontier:
         # counts as one attempt), and a record sent twice is kept once
         # (this process then leaves it out of its own report).
         retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(1.0, 0.1), 3)
-        self.redis = redis.asyncio.Redis.from_url(url, retry=retry, socket_timeout=10)
+        # Client: redis-py's own, but a cancelled task's command always stops it.
+        self.redis = Client.from_url(url, retry=retry, socket_timeout=10)
         self.keys = {name: PREFIX + name for name in KEYS}
         # register_script: sent by its SHA1 digest (EVALSHA), its text only
         # the first time the server does not know it.
@@ -472,9 +473,7 @@ class FrontierCrawler(Crawler):
             for entry in entries:
                 self.ready.put_nowait(self.leased_here(entry))
             if not entries and wait < 0:  # Nothing queued or leased: the crawl is over.
-                for _ in range(self.max_tasks):
-                    self.ready.put_nowait(None)
-                return
+                return  # Each worker then takes a None: see end_work.
             poll = 0.01 if entries else min(poll * 2, MAX_POLL)
             if len(entries) < take:  # The queue ran dry: wait, unless a page ends.
                 await self.nap(min(poll, wait))
@@ -482,6 +481,18 @@ class FrontierCrawler(Crawler):
                 await self.wake.wait()
 
     # --8<-- [end:courier]
+
+    def end_work(self, courier: asyncio.Task[None]) -> None:
+        """Tell every worker that no URL will come: the courier has stopped.
+
+        It stops when the crawl is over, or on an error (then the URLs it
+        leased and no worker started are dropped; their leases run out).
+        However it stopped, no worker is left waiting for a URL.
+        """
+        while not self.ready.empty():  # Empty at the end of a crawl.
+            self.ready.get_nowait()
+        for _ in range(self.max_tasks):
+            self.ready.put_nowait(None)
 
     async def trip(self, take: int) -> tuple[list[bytes], float]:
         """Send what the workers finished and lease up to ``take`` URLs: one step."""
@@ -502,8 +513,11 @@ class FrontierCrawler(Crawler):
 
     async def nap(self, seconds: float) -> None:
         """Wait ``seconds``, or less if a worker finishes a page (it may bring links)."""
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for could lose
+        # a cancel that came as the wait ended (see Client, at the end).
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self.wake.wait()
 
     def give_up(self, url: str, attempts: int) -> None:
         """Record ``url`` as failed without fetching it: its leases ran out too often."""
@@ -543,6 +557,7 @@ class FrontierCrawler(Crawler):
         self.add_roots()  # The server queues those it has not seen.
         helpers = [group.create_task(self.keep_leases(), name="leases")]
         helpers.append(group.create_task(self.courier(), name="courier"))
+        helpers[-1].add_done_callback(self.end_work)  # However the courier stops.
         names = [f"worker {n}" for n in range(1, self.max_tasks + 1)]  # Named in a trace.
         workers = [group.create_task(self.work(), name=name) for name in names]
         await asyncio.wait(workers)  # Each ends when the courier finds the crawl finished.
@@ -669,6 +684,31 @@ def first(group: BaseExceptionGroup[Any], kind: type[Exception]) -> Exception | 
         if isinstance(found, kind):
             return found
     return None
+
+
+# --- Python 3.11: a cancel that redis-py's timeouts would lose ---------------------
+
+
+class Client(redis.asyncio.Redis):
+    """redis-py's asyncio client; a command whose task was cancelled meanwhile raises.
+
+    redis-py bounds each read and write on its socket with
+    ``asyncio.wait_for``.  On Python 3.11, wait_for returns normally when the
+    cancel comes just as what it waits for is done (3.12's wait_for keeps
+    the cancel): the task was asked to stop, and goes on.  A crawl that stops
+    on an error (a store rolled back, say) has its task group cancel each
+    worker once.  A worker that went on would fetch its page and then wait
+    for a URL from the courier, which had stopped: the process hung.  The
+    task still counts the request (``Task.cancelling``), so it is raised here.
+    """
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        """Run one command; raises CancelledError if its task was cancelled meanwhile."""
+        result = await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError  # The cancel that wait_for returned past.
+        return result
 
 
 # --- The finish: the whole crawl, read back from the server -------------------------

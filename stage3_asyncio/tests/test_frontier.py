@@ -201,12 +201,17 @@ def test_a_crawl_goes_on_after_every_process_was_killed(frontier: str, tmp_path:
     assert requests <= urls_fetched(records) + in_flight
 
 
-def stamped(app: web.Application, starts: list[float]) -> web.Application:
-    """Return ``app``, noting when each request arrives (the site's own clock)."""
+def stamped(app: web.Application, starts: list[tuple[float, bool]]) -> web.Application:
+    """Return ``app``, noting when each request arrives (the site's own clock).
+
+    Each is noted with whether it is the first on its connection.
+    """
+    connections: set[object] = set()
 
     @web.middleware
     async def stamp(request: web.Request, handler: Any) -> web.StreamResponse:
-        starts.append(time.monotonic())
+        starts.append((time.monotonic(), request.protocol not in connections))
+        connections.add(request.protocol)
         return await handler(request)
 
     app.middlewares.append(stamp)
@@ -215,7 +220,7 @@ def stamped(app: web.Application, starts: list[float]) -> web.Application:
 
 @pytest.mark.slow  # Three processes.
 def test_delay_and_max_pages_hold_across_processes(frontier: str, tmp_path: Path) -> None:
-    starts: list[float] = []
+    starts: list[tuple[float, bool]] = []
     delay, max_pages = 0.1, 12
     with ServerThread(stamped(make_app(PAGES, latency=0.01), starts)) as server:
         options = ["--delay", delay, "--max-pages", max_pages, "--max-tasks", 4]
@@ -225,14 +230,18 @@ def test_delay_and_max_pages_hold_across_processes(frontier: str, tmp_path: Path
     assert sum(record["status"] is not None for record in records) == max_pages
     assert len(starts) == max_pages + 1  # robots.txt too.
     # The server grants turns ``delay`` apart on its own clock; each request
-    # then travels to the site, a trip that a busy machine can lengthen, so
-    # one gap the site sees may shrink by that much, and the whole span by
-    # the first trip's delay.  Processes that ignored each other would send
-    # requests together: gaps near 0, and a span near a third as long.
+    # then travels to the site, a trip that a busy machine can lengthen.  A
+    # request held back shortens the gap after it (on a loaded machine, to
+    # 0.015 s); the span is allowed one delay less, for the first.  One that
+    # opens a connection travels longest (it connects first, in a process
+    # that may have just started): the gaps after those are left out, and
+    # one short gap is allowed.  Processes that ignored each other would send
+    # requests together: most gaps short (5 to 7 of 9 when tried), and a
+    # span near a third as long.
     starts.sort()
-    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
-    assert min(gaps) > delay / 2, gaps
-    assert starts[-1] - starts[0] > (len(starts) - 2) * delay, gaps
+    gaps = [b - a for (a, opened), (b, _) in itertools.pairwise(starts) if not opened]
+    assert sum(gap < delay / 2 for gap in gaps) <= 1, starts
+    assert starts[-1][0] - starts[0][0] > (len(starts) - 2) * delay, starts
 
 
 @pytest.mark.slow  # Three processes.
@@ -455,6 +464,90 @@ def test_a_store_rolled_back_stops_the_crawl_with_status_4(
     status, _, stderr = finish([crawler])[0]
     assert status == 4, stderr
     assert "went back to an older copy" in last_line(stderr), stderr
+
+
+def test_a_worker_cancelled_as_its_command_is_written_stops(
+    frontier: str, pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The courier's step fails just as a worker's command to the server is written.
+
+    The race behind a hang of the test above: the courier's step came back
+    CrawlLost in the same turn of the loop as a worker's write to the server
+    ended, so the task group's one cancel of that worker came while
+    redis-py's ``wait_for`` returned.  On Python 3.11 it returned normally;
+    the worker fetched its page and waited for a URL from a courier that
+    was gone.  Here the courier's step is held, and answered from inside the
+    worker's write, which makes that timing certain.
+    """
+    root = pages.add_page("/")
+    crawler = frontier_module.FrontierCrawler(root, frontier=frontier, max_tasks=1, max_per_host=1)
+    holding, armed = asyncio.Event(), asyncio.Event()
+    answer: asyncio.Future[Any] | None = None
+    real_step, real_turn = frontier_module.Frontier.step, frontier_module.Frontier.turn
+    real_drain = asyncio.StreamWriter.drain
+
+    async def step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not crawler.leased:  # The first step, which leases the root.
+            return await real_step(self, *args, **kwargs)
+        holding.set()
+        assert answer is not None
+        return await answer  # On its way back from the server, until...
+
+    async def turn(self: Any, *args: Any) -> Any:
+        await holding.wait()
+        armed.set()
+        return await real_turn(self, *args)  # The worker asks for its turn at the host.
+
+    async def drain(self: asyncio.StreamWriter) -> None:
+        await real_drain(self)
+        if armed.is_set() and answer is not None and not answer.done():
+            answer.set_exception(crawler.frontier.lost("the store went back"))  # ...now.
+
+    monkeypatch.setattr(frontier_module.Frontier, "step", step)
+    monkeypatch.setattr(frontier_module.Frontier, "turn", turn)
+    monkeypatch.setattr(asyncio.StreamWriter, "drain", drain)
+
+    async def crawl() -> BaseException | None:
+        nonlocal answer
+        answer = asyncio.get_running_loop().create_future()
+        crawling = asyncio.create_task(crawler.crawl())
+        await asyncio.wait([crawling], timeout=DEADLINE)
+        if not crawling.done():  # A hang: stop every task, then fail.
+            for task in asyncio.all_tasks() - {crawling, asyncio.current_task()}:
+                task.cancel()
+            await asyncio.wait([crawling])
+            assert answer.done(), "the worker's write was never seen: redis-py changed?"
+            pytest.fail(f"the crawl ran on after {DEADLINE:g} s ({crawling!r})")
+        return crawling.exception()
+
+    error = asyncio.run(crawl())
+    assert isinstance(error, frontier_module.CrawlLost), repr(error)
+    assert pages.requests["/"] == 0  # The worker stopped at once, as asked.
+
+
+@pytest.mark.parametrize("turns", range(4))
+def test_a_courier_cancelled_as_its_nap_ends_stops(turns: int) -> None:
+    """A cancel that comes ``turns`` turns of the loop after a worker's news is kept.
+
+    On Python 3.11 a nap on ``asyncio.wait_for`` lost a cancel that came as
+    its wait ended: a courier asked to stop went on.
+    """
+
+    async def nap() -> tuple[bool, bool]:
+        crawler = frontier_module.FrontierCrawler(
+            "http://127.0.0.1/", frontier="redis://127.0.0.1:1/0"
+        )
+        napping = asyncio.create_task(crawler.nap(DEADLINE))
+        await asyncio.sleep(0)  # A turn of the loop: it naps.
+        crawler.wake.set()
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        asked = napping.cancel()  # False: it had ended before.
+        await asyncio.wait([napping])
+        return asked, napping.cancelled()
+
+    asked, cancelled = asyncio.run(nap())
+    assert cancelled == asked
 
 
 def run_frontier(url: str, coroutine: Callable[[Any], Any]) -> Any:
