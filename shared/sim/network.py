@@ -138,13 +138,15 @@ class Heard:
     ``order`` and ``answered_order`` place the two moments among everything
     the network did, so that two things at one virtual time still come one
     after the other.  ``server`` is ``host:port``; ``target`` is the request
-    target as sent.
+    target as sent; ``fate`` is what the network did to its answer
+    (``answered``, ``lost``, ``stalled`` or ``reset``; a script's is ``scripted``).
     """
 
     time: float
     order: int
     server: str
     target: str
+    fate: str = "answered"
     answered: float | None = None  # None while the server still holds it.
     answered_order: int | None = None
 
@@ -203,9 +205,9 @@ class Network:
             action()
         self.clock.advance_to(when)
 
-    def hear(self, server: str, target: str) -> Heard:
-        """Note that ``server`` heard a request for ``target`` now; return the note."""
-        heard = Heard(self.clock.now, next(self.moments), server, target)
+    def hear(self, server: str, target: str, fate: str) -> Heard:
+        """Note that ``server`` heard a request for ``target`` now, to meet ``fate``."""
+        heard = Heard(self.clock.now, next(self.moments), server, target, fate)
         self.heard.append(heard)
         self.in_hand[server] += 1
         self.most_in_hand[server] = max(self.most_in_hand[server], self.in_hand[server])
@@ -287,8 +289,10 @@ class Connection:
             return
         self.received, self.busy = rest, True
         request = parse_request(head)
-        heard = self.network.hear(self.server, request.target)
         fate, self.fate = self.fate, "answered"
+        if isinstance(self.site, Scripted):
+            fate = "scripted"  # A script is played as written, whatever the weather.
+        heard = self.network.hear(self.server, request.target, fate)
         when = self.network.clock.now + self.site.latency + self.network.draw_latency()
         if isinstance(self.site, Scripted):
             self.over = True  # One script per connection.
