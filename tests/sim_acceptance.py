@@ -542,7 +542,7 @@ class SimulatedTests:
         # On every site the home page asks for a second, a content page is
         # turned away twice without saying for how long, all at once with
         # robots.txt, a delay and a limit per host.
-        busy = {"/": [{"Retry-After": "1"}], "/pages/2/": [{}, {}]}
+        busy: dict[str, list[dict[str, str]]] = {"/": [{"Retry-After": "1"}], "/pages/2/": [{}, {}]}
         world, sites, roots = self.sites(seed, busy)
         options = {"obey_robots": True, "max_per_host": 2, "delay": 0.05, "max_tries": 4}
         crawler = self.simulate(world, roots, max_tasks=8, **options)
