@@ -2,17 +2,23 @@
 
 A stage's loop takes its clock and its selector as arguments (real by
 default); ``World.loop_options`` gives the simulated ones.  The seed draws
-two things, from two separate streams of random numbers: the network's
-(each connection's latency and fate) and the schedule's (the order of the
-sockets that turn ready in one turn of the loop, and of arrivals due at
-the same moment).  Seed 0 keeps them first in, first out.
+from two separate streams of random numbers: the network's (each
+request's latency, each connection's fate) and the schedule's (the order
+of the sockets that turn ready in one turn of the loop and of arrivals
+due at the same moment, and how late the loop hears of an arrival).
+Seed 0 keeps them first in, first out, and on time.
 
 Why only those: a loop promises to run callbacks in the order they were
 scheduled (asyncio's own code counts on it: a future's done callbacks run
-in the order they were added), so a seed that shuffled them could make
-runs no real loop makes.  What no loop promises is which of the sockets
-ready at once it hears of first, or which of two answers due at the same
-moment arrives first; that, and each connection's latency, is what varies.
+in the order they were added), and never to fire a timer early, so a seed
+that shuffled callbacks or timers could make runs no real loop makes.
+What no loop promises is which of the sockets ready at once it hears of
+first, which of two answers due at the same moment arrives first, or how
+soon after an arrival a busy machine lets the loop run.  A late wake-up
+lets two answers arrive in one turn, one handled right after the other:
+that is how a window that takes no virtual time (a ``sleep(0)``, a hand
+over through a queue) meets another task.  It is never late past the
+loop's own timeout, so timers keep their times exactly.
 """
 
 from __future__ import annotations
