@@ -37,6 +37,10 @@ class Race:
     first: int  # The first of seeds 0 to 99 under which a simulated test fails.
     failing: int  # How many of seeds 0 to 99 fail a simulated test.
 
+    def hint(self, rule: str, read: str) -> str:
+        """Return the grader's line for this race: its test and seed, ``rule`` and ``read``."""
+        return f"{self.test} [seed{self.first}]: rule docs/contract.md#{rule}; read {read}"
+
     @property
     def seeds(self) -> tuple[int, ...]:
         """The seeds a test class of this shape runs under by default: the first that fails."""

@@ -23,17 +23,22 @@ from stage1_callbacks.crawler import HostLine, Job
 from stage2_generators import loop as event_loop
 from stage2_generators.tasks import sleep, wait_for
 from tests.acceptance import AcceptanceTests
-from tests.broken import broken_stage
+from tests.broken import Race, broken_stage
 
 LEVEL = 5
-RULE = (
-    "test_politeness_in_simulation_holds_at_the_servers [seed0]: rule docs/contract.md#politeness"
-)
-HINTS = {
-    "callbacks": f"{RULE}; read docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
-    "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+# What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
+RACES = {
+    "callbacks": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
+    "generators": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
+    "asyncio": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
 }
+RULE = "politeness"
+READ = {
+    "callbacks": "docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
+    "generators": "docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
+    "asyncio": "docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+}
+HINTS = {shape: race.hint(RULE, READ[shape]) for shape, race in RACES.items()}
 POLL = 0.01  # Seconds between two looks at a host's count.
 
 
@@ -104,13 +109,16 @@ class HostCountRaisedAfterTheTurnCallbacks(stage1_callbacks.Crawler):
 class TestCallbacks(AcceptanceTests):
     stage = broken_stage(stage1_callbacks, HostCountRaisedAfterTheTurnCallbacks)
     shape = "callbacks"
+    seeds = RACES["callbacks"].seeds
 
 
 class TestGenerators(AcceptanceTests):
     stage = broken_stage(stage2_generators, HostCountRaisedAfterTheTurnGenerators)
     shape = "generators"
+    seeds = RACES["generators"].seeds
 
 
 class TestAsyncio(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, HostCountRaisedAfterTheTurnAsyncio)
     shape = "asyncio"
+    seeds = RACES["asyncio"].seeds

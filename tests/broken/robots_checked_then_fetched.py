@@ -18,17 +18,22 @@ from shared.crawl.polite import RobotsFetch, origin_of
 from shared.web.http import Response
 from stage1_callbacks.crawler import Job
 from tests.acceptance import AcceptanceTests
-from tests.broken import broken_stage
+from tests.broken import Race, broken_stage
 
 LEVEL = 5
-RULE = (
-    "test_politeness_in_simulation_holds_at_the_servers [seed0]: rule docs/contract.md#politeness"
-)
-HINTS = {
-    "callbacks": f"{RULE}; read docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
-    "generators": f"{RULE}; read docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": f"{RULE}; read docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+# What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
+RACES = {
+    "callbacks": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
+    "generators": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
+    "asyncio": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
 }
+RULE = "politeness"
+READ = {
+    "callbacks": "docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
+    "generators": "docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
+    "asyncio": "docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+}
+HINTS = {shape: race.hint(RULE, READ[shape]) for shape, race in RACES.items()}
 
 
 class RobotsCheckedThenFetchedAsyncio(stage3_asyncio.Crawler):
@@ -74,13 +79,16 @@ class RobotsCheckedThenFetchedCallbacks(stage1_callbacks.Crawler):
 class TestCallbacks(AcceptanceTests):
     stage = broken_stage(stage1_callbacks, RobotsCheckedThenFetchedCallbacks)
     shape = "callbacks"
+    seeds = RACES["callbacks"].seeds
 
 
 class TestGenerators(AcceptanceTests):
     stage = broken_stage(stage2_generators, RobotsCheckedThenFetchedGenerators)
     shape = "generators"
+    seeds = RACES["generators"].seeds
 
 
 class TestAsyncio(AcceptanceTests):
     stage = broken_stage(stage3_asyncio, RobotsCheckedThenFetchedAsyncio)
     shape = "asyncio"
+    seeds = RACES["asyncio"].seeds
