@@ -1,20 +1,29 @@
 """The acceptance tests whose point is time, run in a simulated world.
 
 Each test here crawls the test site's ``Site`` (or ``Answers``, a site of
-hand-made answers) served on a ``World``'s in-memory network (shared/sim),
-on the world's virtual clock: a page of 200 ms, a timeout of 30 s, a
-delay between requests or a Retry-After of a minute costs no real time,
-and every time checked is the world's, exactly, never the machine's.
+hand-made answers, or ``Busy``, a site that turns requests away first)
+served on a ``World``'s in-memory network (shared/sim), on the world's
+virtual clock: a page of 200 ms, a timeout of 30 s, a delay between
+requests or a Retry-After of a minute costs no real time, and every time
+checked is the world's, exactly, never the machine's.
+
+What the contract limits is measured where a server sees it: in
+``world.network.heard``, the network's note of each request as its
+server took it in (the ``check_*`` functions below), never through a
+hook the crawler calls itself.  Three tests give races room: three small
+sites at once, four roots on each, with robots.txt, a delay, a limit per
+host and 503s, each checked against the oracle and against those limits.
 
 Each test takes the ``seed`` fixture: seed 0 by default, and every seed of
 ``pytest --seeds N`` (tests/seeds.py), which ends with the first seed that
 failed and the command that replays it.  The seed orders what happens at
-once and draws each connection's latency within ``JITTER`` of ``LATENCY``.
+once, draws each request's latency within ``JITTER`` of ``LATENCY``, and
+lets the loop hear of an arrival a little late (never past a timer).
 
 What only real sockets show (bytes on a real wire, TLS, descriptors
-closed, kept-alive connections) stays in the other mixins.  The hostile
-servers whose behaviour is a script of bytes and pauses run in a world
-too, in tests/hostile_acceptance.py.
+closed, what a hostile server does on a kept connection) stays in the
+other mixins.  The hostile servers whose behaviour is a script of bytes
+and pauses run in a world too, in tests/hostile_acceptance.py.
 A crawler is simulated through ``Crawler.simulate(world)`` before its
 stage's ``run``: see docs/contract.md#simulation.
 """
