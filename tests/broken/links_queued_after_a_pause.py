@@ -23,7 +23,7 @@ from shared.web.http import Response
 from shared.web.urls import PrivateAddress
 from stage2_generators.tasks import sleep
 from tests.acceptance import AcceptanceTests
-from tests.broken import Race, broken_stage
+from tests.broken import READ_CRAWLING, Race, broken_stage
 
 LEVEL = 4
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
@@ -32,13 +32,7 @@ RACES = {
     "generators": Race("test_hosts_and_roots_in_simulation_match_the_oracle", first=1, failing=91),
     "asyncio": Race("test_full_crawl_in_simulation_matches_the_oracle", first=1, failing=90),
 }
-RULE = "the-whole-crawl"
-READ = {
-    "callbacks": "docs/callbacks.md#crawling-the-site",
-    "generators": "docs/coroutines.md#the-queue-crawler",
-    "asyncio": "docs/asyncio.md#the-step-the-queue-crawler-on-asyncio",
-}
-HINTS = {shape: race.hint(RULE, READ[shape]) for shape, race in RACES.items()}
+HINTS = {shape: race.hint("the-whole-crawl", READ_CRAWLING[shape]) for shape, race in RACES.items()}
 
 
 def plain_page(crawler: Any, url: str, response: Response) -> bool:

@@ -23,7 +23,7 @@ from stage1_callbacks.crawler import Job
 from stage1_callbacks.fetcher import Fetcher
 from stage3_asyncio.crawler import NETWORK_ERRORS
 from tests.acceptance import AcceptanceTests
-from tests.broken import Race, broken_stage
+from tests.broken import READ_CRAWLING, Race, broken_stage
 
 LEVEL = 4
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
@@ -32,13 +32,7 @@ RACES = {
     "generators": Race("test_full_crawl_in_simulation_matches_the_oracle", first=1, failing=90),
     "asyncio": Race("test_full_crawl_in_simulation_matches_the_oracle", first=0, failing=91),
 }
-RULE = "the-whole-crawl"
-READ = {
-    "callbacks": "docs/callbacks.md#crawling-the-site",
-    "generators": "docs/coroutines.md#the-queue-crawler",
-    "asyncio": "docs/asyncio.md#the-step-the-queue-crawler-on-asyncio",
-}
-HINTS = {shape: race.hint(RULE, READ[shape]) for shape, race in RACES.items()}
+HINTS = {shape: race.hint("the-whole-crawl", READ_CRAWLING[shape]) for shape, race in RACES.items()}
 
 
 def target_of(crawler: Any, url: str, max_redirect: int, response: Response) -> str | None:

@@ -18,7 +18,7 @@ from shared.crawl.polite import RobotsFetch, origin_of
 from shared.web.http import Response
 from stage1_callbacks.crawler import Job
 from tests.acceptance import AcceptanceTests
-from tests.broken import Race, broken_stage
+from tests.broken import READ_POLITENESS, Race, broken_stage
 
 LEVEL = 5
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
@@ -27,13 +27,7 @@ RACES = {
     "generators": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
     "asyncio": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
 }
-RULE = "politeness"
-READ = {
-    "callbacks": "docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
-    "generators": "docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": "docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
-}
-HINTS = {shape: race.hint(RULE, READ[shape]) for shape, race in RACES.items()}
+HINTS = {shape: race.hint("politeness", READ_POLITENESS[shape]) for shape, race in RACES.items()}
 
 
 class RobotsCheckedThenFetchedAsyncio(stage3_asyncio.Crawler):
