@@ -48,12 +48,13 @@ class RacyCrawler(stage3_asyncio.Crawler):
 
 
 class LaneTrace(Trace):
-    """A trace with a row per URL, and each fetch known by the worker making it.
+    """A trace with a row per request of each URL, each fetch known by its worker.
 
     The crawl's own trace has a row per worker and knows a fetch by its URL
     alone: a crawl fetches each URL once.  The race breaks that, so the
-    figure of it has a row per URL (``1 robots.txt`` is the first site's),
-    where two requests for one URL are two bars side by side.
+    figure of it has a row per URL, named by its site and path (``1
+    robots`` is the first site's robots.txt), and a row of its own for a
+    second request of a URL (``1 robots #2``).
     """
 
     def __init__(self, name: str, queued: Any, sites: dict[str, str]) -> None:
@@ -63,7 +64,11 @@ class LaneTrace(Trace):
 
     def begin(self, url: str, lane: object = None) -> None:
         root = next(root for root in self.sites if url.startswith(root))
-        super().begin(url, f"{self.sites[root]} {url.removeprefix(root) or '/'}")
+        path = url.removeprefix(root).replace("robots.txt", "robots") or "/"
+        row = f"{self.sites[root]} {path}"
+        if any(fetch.url == url for fetch in self.fetches):
+            row += " #2"  # Asked for again: the race.
+        super().begin(url, row)
         self.workers[id(self.fetches[-1])] = lane_name(asyncio.current_task())
 
     def pick(self, url: str) -> None:
