@@ -3,7 +3,9 @@
 ``tests/broken/`` holds stages with one realistic bug each.  One pytest
 run grades them all (each stops at its first failing level, as a reader's
 package does); each must pass every level below its bug and fail at the
-bug's level with its hint.  A skeleton fresh from ``crawl-new`` must fail
+bug's level with its hint.  A race (``RACES``) runs only the simulated
+test that finds it, under the first seed that does (tests/test_race.py
+checks the replay).  A skeleton fresh from ``crawl-new`` must fail
 level 1 with hints, not tracebacks.  And the data the hints come from is
 checked: every acceptance test has a level, and every section a level, a
 hint or a skeleton names exists in the docs.
