@@ -1,20 +1,29 @@
 """The acceptance tests whose point is time, run in a simulated world.
 
 Each test here crawls the test site's ``Site`` (or ``Answers``, a site of
-hand-made answers) served on a ``World``'s in-memory network (shared/sim),
-on the world's virtual clock: a page of 200 ms, a timeout of 30 s, a
-delay between requests or a Retry-After of a minute costs no real time,
-and every time checked is the world's, exactly, never the machine's.
+hand-made answers, or ``Busy``, a site that turns requests away first)
+served on a ``World``'s in-memory network (shared/sim), on the world's
+virtual clock: a page of 200 ms, a timeout of 30 s, a delay between
+requests or a Retry-After of a minute costs no real time, and every time
+checked is the world's, exactly, never the machine's.
+
+What the contract limits is measured where a server sees it: in
+``world.network.heard``, the network's note of each request as its
+server took it in (the ``check_*`` functions below), never through a
+hook the crawler calls itself.  Three tests give races room: three small
+sites at once, four roots on each, with robots.txt, a delay, a limit per
+host and 503s, each checked against the oracle and against those limits.
 
 Each test takes the ``seed`` fixture: seed 0 by default, and every seed of
 ``pytest --seeds N`` (tests/seeds.py), which ends with the first seed that
 failed and the command that replays it.  The seed orders what happens at
-once and draws each connection's latency within ``JITTER`` of ``LATENCY``.
+once, draws each request's latency within ``JITTER`` of ``LATENCY``, and
+lets the loop hear of an arrival a little late (never past a timer).
 
 What only real sockets show (bytes on a real wire, TLS, descriptors
-closed, kept-alive connections) stays in the other mixins.  The hostile
-servers whose behaviour is a script of bytes and pauses run in a world
-too, in tests/hostile_acceptance.py.
+closed, what a hostile server does on a kept connection) stays in the
+other mixins.  The hostile servers whose behaviour is a script of bytes
+and pauses run in a world too, in tests/hostile_acceptance.py.
 A crawler is simulated through ``Crawler.simulate(world)`` before its
 stage's ``run``: see docs/contract.md#simulation.
 """
@@ -23,21 +32,25 @@ from __future__ import annotations
 
 import email.utils
 import itertools
-import time
 import types
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from shared.sim import SILENCE, Conditions, Scripted, World
+from shared.sim.network import Heard
 from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
 from shared.web.retry import BACKOFF_BASE
 from tests import acceptance  # A cycle: acceptance.py imports this module first.
 from tests.grading import level
+from tests.polite_acceptance import check_each_url_once
 
 LATENCY = 0.2  # Virtual seconds each answer takes, at the middle of its range.
-JITTER = 0.5  # Each connection's latency is drawn within LATENCY * (1 +- JITTER).
+JITTER = 0.5  # Each request's latency is drawn within LATENCY * (1 +- JITTER).
+HOSTS = 3  # Test sites crawled at once by the scenarios that give races room.
+SMALL_SITE = 10  # Pages of each of them: the smallest site there is.
 
 
 class Answers:
@@ -102,27 +115,145 @@ def check_fetched_after(
     )
 
 
+class Busy:
+    """A site that turns the first requests of some paths away with a 503, then answers.
+
+    ``busy`` maps a request target to the headers of each 503 it gets
+    first (``{}`` for none: no Retry-After).  ``turned_away`` counts them.
+    It stands where a ``Site`` does, and answers the rest from ``site``.
+    """
+
+    def __init__(self, site: Site, busy: dict[str, list[dict[str, str]]]) -> None:
+        self.site = site
+        self.counters, self.latency = site.counters, site.latency
+        self.left = {target: list(answers) for target, answers in busy.items()}
+        self.turned_away: Counter[str] = Counter()
+
+    def respond(self, request: Request) -> Response:
+        """Return a 503 while the target has some left, else the site's answer."""
+        left = self.left.get(request.target)
+        if left:
+            self.turned_away[request.target] += 1
+            return Response(503, left.pop(0), b"busy, come back later")
+        return self.site.respond(request)
+
+
+# --- What the servers heard: the contract's limits, where a server sees them --------
+#
+# Each check reads ``world.network.heard``, the network's own note of each
+# request as its server took it in, never anything the crawler counts.
+
+
+def heard_by(world: World) -> dict[str, list[Heard]]:
+    """Return what each server heard, in order, by ``host:port``."""
+    found: dict[str, list[Heard]] = {}
+    for heard in world.network.heard:
+        found.setdefault(heard.server, []).append(heard)
+    return found
+
+
+def check_asked_once(
+    world: World, why: str, turned_away: Counter[tuple[str, str]] | None = None
+) -> None:
+    """Check that each URL was asked for once, and once more for each answer that failed.
+
+    An answer fails when the network loses, stalls or resets it, or when
+    its server turned it away with a 503: ``turned_away`` counts those by
+    ``(server, target)``.
+    """
+    asked = Counter((heard.server, heard.target) for heard in world.network.heard)
+    failed = Counter(
+        (heard.server, heard.target)
+        for heard in world.network.heard
+        if heard.fate not in ("answered", "scripted")
+    )
+    failed.update(turned_away or Counter())
+    wrong = {
+        f"{server}{target}": (count, 1 + failed[server, target])
+        for (server, target), count in asked.items()
+        if count != 1 + failed[server, target]
+    }
+    assert not wrong, (
+        f"{why}: each URL is asked for once, and once more after each answer that failed (a"
+        f" 503, a reset); the servers heard these a number of times other than that (heard,"
+        f" expected): {wrong}"
+    )
+
+
+def check_most_at_once(world: World, most: int, why: str) -> None:
+    """Check that no server had more than ``most`` requests in hand at once."""
+    over = {server: count for server, count in world.network.most_in_hand.items() if count > most}
+    assert not over, (
+        f"{why}: expected at most {most} requests at once at each host; these hosts had more"
+        f" at once: {over}"
+    )
+
+
+def check_spaced(world: World, delay: float, why: str) -> None:
+    """Check that two requests to one server came at least ``delay`` s apart."""
+    for server, heard in heard_by(world).items():
+        for earlier, later in itertools.pairwise(heard):
+            assert later.time - earlier.time >= delay - 1e-9, (
+                f"{why}: expected requests to a host at least {delay:g} s apart; {server} heard"
+                f" {earlier.target} at {earlier.time:.4f} s and {later.target} at"
+                f" {later.time:.4f} s"
+            )
+
+
+def check_robots_first(world: World, why: str) -> None:
+    """Check that each server heard robots.txt first, and no page before it had answered it."""
+    for server, heard in heard_by(world).items():
+        robots = heard[0]
+        assert robots.target == "/robots.txt", (
+            f"{why}: expected robots.txt asked first at {server}; it heard first"
+            f" {[one.target for one in heard[:3]]}"
+        )
+        early = [one.target for one in heard[1:] if robots.answered_order is None
+                 or one.order < robots.answered_order]  # fmt: skip
+        assert not early, (
+            f"{why}: a page is asked for once its host's robots.txt is known; {server} heard"
+            f" {early} before it had answered robots.txt"
+        )
+
+
+def check_came_back_after(world: World, target: str, seconds: float, why: str) -> None:
+    """Check that each server asked for ``target`` again ``seconds`` or more after its 503."""
+    for server, heard in heard_by(world).items():
+        asked = [one for one in heard if one.target == target]
+        first, again = asked[0], asked[1] if len(asked) > 1 else None
+        assert first.answered is not None and again is not None, (
+            f"{why}: expected {server}{target} asked again after its 503, got it asked"
+            f" {len(asked)} time(s)"
+        )
+        assert again.time - first.answered >= seconds - 1e-9, (
+            f"{why}: {server}{target} answered 503 with Retry-After: {seconds:g} at"
+            f" {first.answered:.3f} s, and was asked again at {again.time:.3f} s"
+        )
+
+
+def the_oracle(roots: list[str], pages: int, **options: Any) -> set[tuple[str, int | None, Any]]:
+    """Return what a crawl of the test sites at ``roots`` (each a site's home) records."""
+    expected: set[tuple[str, int | None, Any]] = set()
+    for root in roots:
+        expected |= expected_results(root, pages, **options)
+    return expected
+
+
 class SimulatedTests:
     """Concurrency, timeouts and delays in virtual time; mixed into AcceptanceTests."""
 
     stage: types.ModuleType
 
-    def simulate(
-        self,
-        world: World,
-        roots: list[str],
-        on_request: Callable[[str, float], None] | None = None,
-        **options: Any,
-    ) -> Any:
+    def simulate(self, world: World, roots: list[str], **options: Any) -> Any:
         """Crawl ``roots`` in ``world`` with the stage under test; return the Crawler.
 
-        ``on_request`` is given each request's URL and start on the loop's clock.
+        What the servers heard is in ``world.network.heard``: the tests
+        measure there, never through a hook that the crawler calls itself.
         """
         from tests.acceptance import run_with_deadline  # That module mixes this one in.
 
         def run() -> Any:
             crawler = self.stage.Crawler(roots, **options)
-            crawler.on_request = on_request
             crawler.simulate(world)
             return self.stage.run(crawler)
 
@@ -287,15 +418,13 @@ class SimulatedTests:
     @level(5, "politeness")
     def test_requests_are_at_least_the_delay_apart(self, seed: int) -> None:
         world, _, root = self.world(seed, pages=10)
-        starts: list[float] = []
-        record = lambda url, now: starts.append(now)  # noqa: E731
-        self.simulate(world, [root], record, delay=1.5, max_tasks=5, obey_robots=True)
-        gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+        self.simulate(world, [root], delay=1.5, max_tasks=5, obey_robots=True)
+        starts = [heard.time for heard in world.network.heard]  # As the server heard them.
         assert len(starts) > 10, (
             "the 10-page site with its robots.txt: expected more than 10 requests,"
             f" got {len(starts)}"
         )
-        assert min(gaps) >= 1.5, f"two requests started {min(gaps):.3f} s apart"
+        check_spaced(world, 1.5, "the 10-page site with delay=1.5 and max_tasks=5")
 
     @level(5, "politeness")
     def test_the_timeout_starts_after_the_wait_for_the_turn(self, seed: int) -> None:
@@ -309,36 +438,104 @@ class SimulatedTests:
         asked = sorted(site.counters.requests)
         assert asked == ["/0", "/1"], f"expected both pages asked for, got requests of {asked}"
 
+    # --- Room for races: several hosts, several roots each, limits at once -------------
+    #
+    # A race needs room: workers at several hosts at once, roots that lead to
+    # the same pages, redirects into URLs already queued, limits that make
+    # workers wait.  Each crawl is checked against the oracle, and against
+    # the contract's limits where the servers saw them.
+
+    def sites(
+        self, seed: int, busy: dict[str, list[dict[str, str]]] | None = None, **conditions: Any
+    ) -> tuple[World, list[Busy], list[str]]:
+        """Return a world of ``HOSTS`` small test sites, the sites, and four roots on each.
+
+        The roots of a site: its home page, ``/pages/3`` (a redirect to
+        ``/pages/3/``, which is a root too) and ``/redirect/foo`` (which
+        joins ``/redirect/bar`` on one page).  ``busy`` turns requests away
+        with 503s first, on every site (see ``Busy``).
+        """
+        weather = {"latency": LATENCY, "jitter": JITTER, **conditions}
+        world = World(seed, Conditions(**weather))
+        sites, roots = [], []
+        for number in range(HOSTS):
+            site = Busy(Site(SMALL_SITE), busy or {})
+            home = world.serve(site, port=8000 + number)  # type: ignore[arg-type]
+            sites.append(site)
+            roots += [home, home + "pages/3", home + "pages/3/", home + "redirect/foo"]
+        return world, sites, roots
+
+    def check_the_oracle(self, crawler: Any, roots: list[str], why: str, **options: Any) -> None:
+        """Check the records against the oracle of each site, each URL recorded once."""
+        expected = the_oracle(roots[::4], SMALL_SITE, **options)
+        got = acceptance.results(crawler)
+        assert got == expected, (
+            f"{why}: the records (url, status, next_url) {acceptance.differ(got, expected)}"
+        )
+        check_each_url_once(crawler)
+
+    @level(4, "the-whole-crawl", "crawling")
+    def test_hosts_and_roots_in_simulation_match_the_oracle(self, seed: int) -> None:
+        world, _, roots = self.sites(seed, reset=0.03)
+        crawler = self.simulate(world, roots, max_tasks=8, max_tries=6)
+        why = f"{HOSTS} sites of {SMALL_SITE} pages, four roots on each, some connections reset"
+        self.check_the_oracle(crawler, roots, why)
+        check_asked_once(world, why)
+
+    @level(5, "politeness")
+    def test_politeness_in_simulation_holds_at_the_servers(self, seed: int) -> None:
+        world, _, roots = self.sites(seed)
+        options = {"obey_robots": True, "max_per_host": 2, "delay": 0.05}
+        crawler = self.simulate(world, roots, max_tasks=8, **options)
+        why = f"{HOSTS} sites, four roots on each, obey_robots, max_per_host=2 and delay=0.05"
+        self.check_the_oracle(crawler, roots, why, obey_robots=True)
+        check_asked_once(world, why)
+        check_robots_first(world, why)
+        check_most_at_once(world, 2, why)
+        check_spaced(world, 0.05, why)
+
     # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
 
-    def clocked(self, seed: int, answer: Callable, **options: Any) -> tuple[Any, list[float]]:
-        """Crawl one page answered by ``answer``; return the crawler and its request times."""
+    def clocked(
+        self, seed: int, answer: Callable[[World], Callable], **options: Any
+    ) -> tuple[Any, list[float]]:
+        """Crawl one page answered by ``answer(world)``; return the crawler and when it was asked.
+
+        The times are the server's: when each request came in.
+        """
         world, site, root = self.answering(seed, [])
-        site.routes["/"] = answer
-        times: list[float] = []
-        record = lambda url, now: times.append(now)  # noqa: E731
-        return self.simulate(world, [root], record, **options), times
+        site.routes["/"] = answer(world)
+        crawler = self.simulate(world, [root], **options)
+        return crawler, [heard.time for heard in world.network.heard]
 
     @level(7, "coming-back")
     def test_retry_after_seconds_is_waited_for(self, seed: int) -> None:
-        crawler, times = self.clocked(seed, busy_then_ok([{"Retry-After": "30"}], status=429))
+        answer = lambda world: busy_then_ok([{"Retry-After": "30"}], status=429)  # noqa: E731
+        crawler, times = self.clocked(seed, answer)
         check_fetched_after(crawler, {"retry_after": 1}, times, 30, "a 429 with Retry-After: 30")
 
     @level(7, "coming-back")
     def test_retry_after_date_is_waited_for(self, seed: int) -> None:
-        def dated(request: Request) -> Response:
-            later = email.utils.formatdate(time.time() + 60, usegmt=True)
-            return Response(503, {"Retry-After": later}, b"busy")
+        def answer(world: World) -> Callable:
+            # The date a minute ahead on the world's wall clock, which the
+            # crawler reads it on: the simulated crawl waits the same under
+            # every seed, however long the test takes.
+            def dated(request: Request) -> Response:
+                later = email.utils.formatdate(world.wall_time() + 60, usegmt=True)
+                return Response(503, {"Retry-After": later}, b"busy")
 
-        answers = [dated, busy_then_ok([])]
-        crawler, times = self.clocked(seed, lambda request: answers.pop(0)(request))
+            answers = [dated, busy_then_ok([])]
+            return lambda request: answers.pop(0)(request)
+
+        crawler, times = self.clocked(seed, answer)
         # The date has whole seconds: 60 s ahead, written down, is more than 59 s.
         why = "a 503 with a Retry-After date a minute ahead"
         check_fetched_after(crawler, {"retry_after": 1}, times, 59, why)
 
     @level(7, "coming-back")
     def test_503_without_retry_after_backs_off(self, seed: int) -> None:
-        crawler, times = self.clocked(seed, busy_then_ok([None, None]), max_tries=3)
+        answer = lambda world: busy_then_ok([None, None])  # noqa: E731
+        crawler, times = self.clocked(seed, answer, max_tries=3)
         why = "two 503s without Retry-After, then a 200, with max_tries=3"
         assert len(times) == 3, f"{why}: expected three requests, got requests at {times}"
         first, second, third = times
@@ -353,10 +550,35 @@ class SimulatedTests:
             f" got the status {got[0]} and the waits {got[1]}"
         )
 
+    @level(7, "coming-back")
+    def test_busy_hosts_in_simulation_are_come_back_to(self, seed: int) -> None:
+        # On every site the home page asks for a second, a content page is
+        # turned away twice without saying for how long, all at once with
+        # robots.txt, a delay and a limit per host.
+        busy: dict[str, list[dict[str, str]]] = {"/": [{"Retry-After": "1"}], "/pages/2/": [{}, {}]}
+        world, sites, roots = self.sites(seed, busy)
+        options = {"obey_robots": True, "max_per_host": 2, "delay": 0.05, "max_tries": 4}
+        crawler = self.simulate(world, roots, max_tasks=8, **options)
+        why = f"{HOSTS} sites whose pages answer 503 first, with obey_robots, max_per_host=2"
+        self.check_the_oracle(crawler, roots, why, obey_robots=True)
+        turned_away = Counter(
+            {(f"127.0.0.1:{8000 + n}", target): count
+             for n, site in enumerate(sites) for target, count in site.turned_away.items()}
+        )  # fmt: skip
+        check_asked_once(world, why, turned_away)
+        check_came_back_after(world, "/", 1.0, why)
+        check_robots_first(world, why)
+        check_most_at_once(world, 2, why)
+        check_spaced(world, 0.05, why)
+        assert crawler.waits == {"retry_after": HOSTS, "backoff": 2 * HOSTS}, (
+            f"{why}: expected the waits {{'retry_after': {HOSTS}, 'backoff': {2 * HOSTS}}},"
+            f" got {dict(crawler.waits)}"
+        )
+
     @pytest.mark.parametrize("value", ["-5", "soon", "1.5", "", "Tue, 99 Foo 2026 25:61:00 GMT"])
     @level(7, "coming-back")
     def test_unreadable_retry_after_backs_off(self, seed: int, value: str) -> None:
-        answer = busy_then_ok([{"Retry-After": value}], status=429)
+        answer = lambda world: busy_then_ok([{"Retry-After": value}], status=429)  # noqa: E731
         crawler, times = self.clocked(seed, answer)
         why = f"a 429 with Retry-After: {value!r}"
         check_fetched_after(crawler, {"bad_retry_after": 1}, times, BACKOFF_BASE / 2, why)

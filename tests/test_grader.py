@@ -3,7 +3,9 @@
 ``tests/broken/`` holds stages with one realistic bug each.  One pytest
 run grades them all (each stops at its first failing level, as a reader's
 package does); each must pass every level below its bug and fail at the
-bug's level with its hint.  A skeleton fresh from ``crawl-new`` must fail
+bug's level with its hint.  A race (``RACES``) runs only the simulated
+test that finds it, under the first seed that does (tests/test_race.py
+checks the replay).  A skeleton fresh from ``crawl-new`` must fail
 level 1 with hints, not tracebacks.  And the data the hints come from is
 checked: every acceptance test has a level, and every section a level, a
 hint or a skeleton names exists in the docs.
@@ -103,8 +105,25 @@ def sections(output: str) -> dict[str, list[str]]:
 
 
 def full_ladder(name: str) -> str:
-    """Return the shape a broken crawler is graded in from level 1 up: the first of its HINTS."""
-    return next(iter(importlib.import_module(f"tests.broken.{name}").HINTS))
+    """Return the shape a broken crawler is graded in from level 1 up: the first of its HINTS.
+
+    None for a race (its ``RACES``): each shape runs the one simulated test
+    that finds it (``race_only``), and tests/test_race.py checks the rest.
+    """
+    broken = importlib.import_module(f"tests.broken.{name}")
+    return "" if hasattr(broken, "RACES") else next(iter(broken.HINTS))
+
+
+def race_only(name: str, shape: str) -> list[str]:
+    """Return the --deselect options that leave a race's shape only the test that finds it."""
+    race = importlib.import_module(f"tests.broken.{name}").RACES[shape]
+    prefix = f"tests/broken/{name}.py::Test{shape.capitalize()}::"
+    return [
+        option
+        for test, _ in acceptance_tests()
+        if not race.test.startswith(test)
+        for option in ("--deselect", prefix + test)
+    ]
 
 
 def lower_levels(name: str, shape: str) -> list[str]:
@@ -138,14 +157,18 @@ def graded() -> dict[str, list[str]]:
     in order on one worker, which stops at its first failing level, and
     the grade is written by the process that prints.  Slow tests are left
     out (-m "not slow"), and so are the levels below the bug in all shapes
-    but one (``lower_levels``).
+    but one (``lower_levels``); a race runs its one test (``race_only``).
     """
     files = [f"tests/broken/{name}.py" for name in BROKEN]
     shorter = [
         option
         for name, shape in SHAPED
         if shape != full_ladder(name)
-        for option in lower_levels(name, shape)
+        for option in (
+            race_only(name, shape)
+            if hasattr(importlib.import_module(f"tests.broken.{name}"), "RACES")
+            else lower_levels(name, shape)
+        )
     ]
     options = ["-m", "not slow", "-q", "-n", WORKERS, *shorter]
     return sections(run_pytest([*files, *options], ROOT, [ROOT]))

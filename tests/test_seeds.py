@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from tests.seeds import replay_command, seed_of, seeds_asked
+from tests.seeds import SEEDS, pytest_generate_tests, replay_command, seed_of, seeds_asked
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,3 +86,41 @@ def test_bad_seed_options_are_usage_errors(
 ) -> None:
     with pytest.raises(pytest.UsageError, match=message):
         seeds_asked(Options(seeds, one_seed))  # type: ignore[arg-type]
+
+
+class Metafunc:
+    """The part of a pytest Metafunc that pytest_generate_tests reads, noting what it is told."""
+
+    def __init__(self, cls: type | None, seeds: int | None = None) -> None:
+        self.cls = cls
+        self.fixturenames = ["seed"]
+        self.config = Config(seeds)
+        self.definition = SimpleNamespace(iter_markers=lambda name: [])
+        self.parametrized: list[int] = []
+
+    def parametrize(self, name: str, values: list[int], ids: list[str]) -> None:
+        assert name == "seed" and ids == [f"seed{value}" for value in values]
+        self.parametrized = values
+
+
+class Config(Options):
+    """A pytest config with the seeds asked for in its stash."""
+
+    def __init__(self, seeds: int | None) -> None:
+        super().__init__(seeds, None)
+        self.stash = {SEEDS: seeds_asked(self)}  # type: ignore[arg-type]
+
+
+class OwnSeeds:
+    seeds = (7,)
+
+
+@pytest.mark.parametrize(
+    ("cls", "seeds", "run"), [(None, None, [0]), (OwnSeeds, None, [7]), (OwnSeeds, 2, [0, 1])]
+)
+def test_a_class_names_its_seeds_unless_the_command_line_does(
+    cls: type | None, seeds: int | None, run: list[int]
+) -> None:
+    metafunc = Metafunc(cls, seeds)
+    pytest_generate_tests(metafunc)  # type: ignore[arg-type]
+    assert metafunc.parametrized == run

@@ -23,6 +23,8 @@ import pytest
 import tests.acceptance  # noqa: F401
 from shared.record.report import write_jsonl
 from shared.sim import RESET, SILENCE, Conditions, Pause, Scripted, Step, World
+from shared.sim.network import FIRST_FD, KEEP_ALIVE, keeps_alive
+from shared.sim.world import EPOCH
 from shared.testsite.site import Site, expected_results
 from stage1_callbacks.loop import EventLoop as CallbackLoop
 from stage2_generators import loop as generator_loop
@@ -191,6 +193,105 @@ def test_a_reset_connection_raises_when_read() -> None:
     assert caught.value.errno == errno.ECONNRESET
 
 
+def read_answer(selector: selectors.BaseSelector, sock: Any) -> bytes:
+    """Wait for an answer on ``sock`` and return what has arrived by then."""
+    selector.select(None)
+    return bytes(sock.recv(1 << 20))
+
+
+def test_an_http_1_1_connection_is_kept_for_the_next_request() -> None:
+    world = World(conditions=Conditions(latency=0.1))
+    site = Site(PAGES)
+    world.serve(site)
+    selector, sock = requested(world, b"GET /robots.txt HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
+    first = read_answer(selector, sock)
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n") and b"Connection: keep-alive" in first
+    with pytest.raises(BlockingIOError):
+        sock.recv(100)  # No end: the connection stays open.
+    sock.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
+    assert read_answer(selector, sock).startswith(b"HTTP/1.1 200 OK\r\n")
+    assert world.time() == pytest.approx(0.2) and site.counters.requests == {
+        "/robots.txt": 1,
+        "/": 1,
+    }
+    # Left idle, the server closes it after KEEP_ALIVE seconds, as aiohttp's does.
+    assert read_answer(selector, sock) == b"" and world.time() == pytest.approx(0.2 + KEEP_ALIVE)
+
+
+@pytest.mark.parametrize(
+    ("request_line", "kept"),
+    [
+        (b"GET / HTTP/1.1\r\nConnection: close", False),
+        (b"GET / HTTP/1.0", False),
+        (b"GET / HTTP/1.0\r\nConnection: Keep-Alive", True),
+        (b"GET / HTTP/1.1\r\nConnection: TE, close", False),
+    ],
+)
+def test_a_request_says_whether_its_connection_is_kept(request_line: bytes, kept: bool) -> None:
+    assert keeps_alive(request_line + b"\r\nHost: x") is kept
+
+
+def test_a_closed_client_leaves_nothing_to_wait_for() -> None:
+    world = World()
+    world.serve(Site(PAGES))
+    selector, sock = requested(world, b"GET / HTTP/1.1\r\n\r\n")
+    read_answer(selector, sock)
+    sock.close()  # The server's idle timer is for a socket nobody reads: dropped.
+    assert world.network.next_time() is None
+
+
+def test_the_network_notes_what_each_server_heard() -> None:
+    world = World(conditions=Conditions(latency=0.25, loss=1.0))
+    world.serve(Site(PAGES))
+    selector, sock = requested(world, b"GET /a HTTP/1.0\r\n\r\n")
+    other_selector, other = requested(world, b"GET /b HTTP/1.0\r\n\r\n")
+    assert dict(world.network.in_hand) == {"127.0.0.1:8000": 2}
+    world.network.run_until(1.0)
+    heard = [
+        (one.time, one.server, one.target, one.fate, one.answered) for one in world.network.heard
+    ]
+    assert heard == [
+        (0.0, "127.0.0.1:8000", "/a", "lost", 0.25),
+        (0.0, "127.0.0.1:8000", "/b", "lost", 0.25),
+    ]
+    assert world.network.most_in_hand == {"127.0.0.1:8000": 2}
+    assert world.network.in_hand == {"127.0.0.1:8000": 0}
+
+
+def test_seed_0_hears_of_the_network_on_time_and_other_seeds_late() -> None:
+    def heard_at(seed: int) -> float:
+        world = World(seed, Conditions(latency=0.2), lateness=0.1)
+        world.serve(Site(PAGES))
+        selector, _ = requested(world, b"GET / HTTP/1.0\r\n\r\n")
+        selector.select(None)
+        return world.time()
+
+    assert heard_at(0) == 0.2
+    late = [heard_at(seed) for seed in range(1, 11)]
+    assert all(0.2 <= when < 0.3 for when in late) and len(set(late)) > 1
+    assert late == [heard_at(seed) for seed in range(1, 11)]  # The same seed, the same.
+
+
+def test_a_late_wake_up_never_passes_the_timer() -> None:
+    times = []
+    for seed in range(1, 30):
+        world = World(seed, Conditions(latency=0.2), lateness=1.0)
+        world.serve(Site(PAGES))
+        selector, _ = requested(world, b"GET / HTTP/1.0\r\n\r\n")
+        assert len(selector.select(0.5)) == 1
+        times.append(world.time())
+    # Late up to a second, but heard by the timer's 0.5 s: on time if late would pass it.
+    assert all(0.2 <= when < 0.5 for when in times) and 0.2 in times and max(times) > 0.2
+
+
+def test_the_world_has_a_wall_clock_of_its_own() -> None:
+    world = World(conditions=Conditions(latency=1.5))
+    world.serve(Site(PAGES))
+    requested(world, b"GET / HTTP/1.0\r\n\r\n")[0].select(None)
+    assert world.wall_time() == EPOCH + 1.5
+    assert time.gmtime(EPOCH)[:6] == (2026, 1, 1, 0, 0, 0)
+
+
 def test_conditions_out_of_range_are_refused() -> None:
     with pytest.raises(ValueError, match="loss"):
         Conditions(loss=1.5)
@@ -200,6 +301,8 @@ def test_conditions_out_of_range_are_refused() -> None:
         Conditions(loss=0.6, reset=0.6)
     with pytest.raises(ValueError, match="seed"):
         World(-1)
+    with pytest.raises(ValueError, match="lateness"):
+        World(1, lateness=-0.1)
 
 
 # --- Whole crawls ---------------------------------------------------------------
@@ -249,6 +352,17 @@ def test_a_lost_answer_times_out_in_virtual_time(stage: ModuleType) -> None:
     stat = crawler.done[0]
     assert isinstance(stat.exception, TimeoutError)
     assert world.time() == pytest.approx(2 * 30.0)  # Two tries of 30 s each.
+
+
+def test_only_stage_3_keeps_its_connections_for_more_requests(stage: ModuleType) -> None:
+    world = World(conditions=Conditions(latency=0.2))
+    simulated_crawl(stage, world, max_tasks=3)
+    connections = next(world.network.descriptors) - FIRST_FD
+    requests = len(world.network.heard)
+    if stage.__name__ == "stage3_asyncio":  # aiohttp keeps them: HTTP/1.1.
+        assert connections <= 3 < requests
+    else:  # HTTP/1.0 with Connection: close, a connection per request.
+        assert connections == requests
 
 
 def test_a_limited_bandwidth_spreads_the_answer_over_time() -> None:

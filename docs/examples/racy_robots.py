@@ -14,9 +14,10 @@ simulated world (shared/sim) with two workers, every answer taking 100 to
 300 ms.  With
 ``--seeds N`` (100 by default) it runs seeds 0 to N-1 and lists those
 under which the first site was asked for its robots.txt twice; with
-``--seed K`` it runs seed K alone and prints each request in virtual
-time, the same on every run.  ``--fixed`` runs stage 3's own
-``robots_of`` instead, where every worker waits for one shared task.
+``--seed K`` it runs seed K alone and prints each request of both
+sites as their servers heard it, in virtual time, the same on every run.
+``--fixed`` runs stage 3's own ``robots_of`` instead, where every worker
+waits for one shared task.
 """
 
 from __future__ import annotations
@@ -47,17 +48,34 @@ class RacyCrawler(stage3_asyncio.Crawler):
 
 
 class LaneTrace(Trace):
-    """A trace that tells apart two fetches of one URL by the worker making them.
+    """A trace with a row per request of each URL, each fetch known by its worker.
 
-    The crawl's own trace knows a fetch by its URL alone: a crawl fetches
-    each URL once.  The race breaks that, so the figure of it needs this.
+    The crawl's own trace has a row per worker and knows a fetch by its URL
+    alone: a crawl fetches each URL once.  The race breaks that, so the
+    figure of it has a row per URL, named by its site and path (``1
+    robots`` is the first site's robots.txt), and a row of its own for a
+    second request of a URL (``1 robots #2``).
     """
+
+    def __init__(self, name: str, queued: Any, sites: dict[str, str]) -> None:
+        super().__init__(name, queued)
+        self.sites = sites  # The number of each site's row labels, by root URL.
+        self.workers: dict[int, str | None] = {}  # Which worker made each fetch.
+
+    def begin(self, url: str, lane: object = None) -> None:
+        root = next(root for root in self.sites if url.startswith(root))
+        path = url.removeprefix(root).replace("robots.txt", "robots") or "/"
+        row = f"{self.sites[root]} {path}"
+        if any(fetch.url == url for fetch in self.fetches):
+            row += " #2"  # Asked for again: the race.
+        super().begin(url, row)
+        self.workers[id(self.fetches[-1])] = lane_name(asyncio.current_task())
 
     def pick(self, url: str) -> None:
         """Make the current task's latest fetch of ``url`` the one to note."""
-        lane = lane_name(asyncio.current_task())
+        worker = lane_name(asyncio.current_task())
         for fetch in reversed(self.fetches):
-            if fetch.url == url and fetch.lane == lane:
+            if fetch.url == url and self.workers.get(id(fetch)) == worker:
                 self.latest[url] = fetch
                 return
 
@@ -70,11 +88,11 @@ class LaneTrace(Trace):
         super().end(url)
 
 
-def crawl(seed: int, fixed: bool = False, trace: str | None = None) -> tuple[list, Site]:
-    """Crawl the two sites under ``seed``; return the first site's requests and the site.
+def crawl(seed: int, fixed: bool = False, trace: str | None = None) -> tuple[World, Site]:
+    """Crawl the two sites under ``seed``; return the world and the first site.
 
-    Each request is ``(virtual time, URL)``.  ``trace`` names a file for
-    the crawl's trace.
+    What the servers heard is in ``world.network.heard``.  ``trace`` names
+    a file for the crawl's trace.
     """
     world = World(seed, WEATHER)
     first, second = Site(10), Site(10)
@@ -84,12 +102,11 @@ def crawl(seed: int, fixed: bool = False, trace: str | None = None) -> tuple[lis
     kind = stage3_asyncio.Crawler if fixed else RacyCrawler
     crawler = kind(roots, max_tasks=2, max_depth=0, obey_robots=True, trace=trace)
     if trace:
-        crawler.recorder = LaneTrace(crawler.recorder.name, crawler.queued)
-    requests: list[tuple[float, str]] = []
-    crawler.on_request = lambda url, now: requests.append((now, url))
+        sites = {first_root: "1", second_root: "2"}
+        crawler.recorder = LaneTrace(crawler.recorder.name, crawler.queued, sites)
     crawler.simulate(world)
     stage3_asyncio.run(crawler)
-    return [(now, url) for now, url in requests if url.startswith(first_root)], first
+    return world, first
 
 
 def asked_twice(seed: int, fixed: bool = False) -> bool:
@@ -119,11 +136,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.seeds < 1 or (args.seed is not None and args.seed < 0):
         parser.error("a seed is at least 0, and --seeds N at least 1")
     if args.seed is not None:
-        requests, site = crawl(args.seed, args.fixed)
-        for now, url in requests:
-            print(f"{now:7.3f} s  {url}")
+        world, site = crawl(args.seed, args.fixed)
+        for heard in world.network.heard:  # Port 8000 is the first site, 8001 the second.
+            answered = f"{heard.answered:.3f} s" if heard.answered is not None else "never"
+            print(f"{heard.time:7.3f} s  {heard.server} {heard.target}  (answered {answered})")
         times = site.counters.requests["/robots.txt"]
-        print(f"seed {args.seed}: robots.txt asked for {times} time(s)")
+        print(f"seed {args.seed}: the first site's robots.txt asked for {times} time(s)")
         return
     failing = [seed for seed in range(args.seeds) if asked_twice(seed, args.fixed)]
     print(f"robots.txt asked for twice under {len(failing)} of {args.seeds} seeds: {failing}")

@@ -104,6 +104,8 @@ class CrawlerBase(CrawlOptions):
         self.world: Any = None  # A shared.sim.World (a layer above this one).
         self.make_socket: Callable[..., Any] = socket.socket
         self.jitter: random.Random | None = None  # A backoff's; None: the random module's.
+        # The wall clock a Retry-After date is read on: the world's in a simulation.
+        self.wall_clock: Callable[[], float] = time.time
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Set an attribute; raises dataclasses.FrozenInstanceError for an option."""
@@ -120,6 +122,7 @@ class CrawlerBase(CrawlOptions):
         self.world = world
         self.make_socket = world.socket
         self.jitter = random.Random(f"jitter {world.seed}")  # Seeded too: the same run.
+        self.wall_clock = world.wall_time
         self.recorder.use_clock(world.time)
 
     def queued(self) -> int:
@@ -245,7 +248,7 @@ class CrawlerBase(CrawlOptions):
         the loop's clock.
         """
         limits = (self.max_tries, self.max_retry_after)
-        decision = backoff(response, attempt, *limits, jitter=self.jitter)
+        decision = backoff(response, attempt, *limits, self.wall_clock(), self.jitter)
         if decision is None or decision.seconds is None:
             if decision is not None and decision.problem is not None:
                 self.logger.warning("not waiting: %s", decision.problem)

@@ -121,6 +121,9 @@ def _readable(protocol: ResponseHandler) -> bool:
     sock = None if transport is None else transport.get_extra_info("socket")
     if sock is None:
         return False
+    simulated = getattr(sock, "_sock", sock)  # asyncio lends out a TransportSocket around it.
+    if hasattr(simulated, "readable"):  # A simulated socket (shared/sim): no descriptor to poll.
+        return bool(simulated.readable())
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     return bool(poller.poll(0))

@@ -9,13 +9,24 @@ virtual time, and ``SimSelector.select`` runs the events that are due and,
 when no socket is ready, moves the clock on to the next event (or to the
 end of the loop's wait, if a timer comes first).
 
-Each server answers one request per connection and then closes it (as
-an HTTP/1.0 server does), so stage 3's kept-alive connections are not
-exercised here: the real-socket tests keep that.  Each connection draws
-its latency and its fate from the network's seeded random numbers: it is
-answered, lost (no answer, ever: the crawler's timeout ends it), stalled
-(half of the answer, then nothing) or reset (ECONNRESET when the answer is
-due).
+A server of the test site keeps a connection open after its answer when
+the request lets it, as the real test site (aiohttp's server) does: an
+HTTP/1.1 request that does not say ``Connection: close`` (stage 3's,
+through aiohttp), or an HTTP/1.0 one that says ``keep-alive``.  Stages 1
+and 2 send HTTP/1.0 with ``Connection: close``, and their connection closes
+after its answer.  A kept connection left idle for ``KEEP_ALIVE`` seconds
+is closed by the server.  Each request draws its latency from the
+network's seeded random numbers, and each connection its fate, which falls
+on its first request: answered, lost (no answer, ever: the crawler's
+timeout ends it), stalled (half of the answer, then nothing) or reset
+(ECONNRESET when the answer is due).  The later requests of a kept
+connection are answered.
+
+The network notes what each server hears (``Network.heard``): when each
+request came in, for what, and when it was answered, with the most
+requests each server had in hand at once.  The tests measure the
+contract's limits there, where a server sees them, never through the
+crawler's own bookkeeping.
 
 A server is a ``Site`` (an answer per request, which the fates above act
 on) or a ``Scripted`` server, whose answer is a script of steps played as
@@ -42,6 +53,9 @@ from shared.testsite.site import Request, Site
 
 FIRST_FD = 1_000_000  # Far above the descriptors of real files and sockets.
 CHUNK = 16 * 1024  # Bytes delivered at once when the bandwidth is limited.
+# Seconds a kept connection may stay idle: what the real test site's aiohttp
+# server (its RequestHandler, 3.14) allows when not told otherwise.
+KEEP_ALIVE = 3630.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +133,31 @@ class Scripted:
         return iter(self.scripts.get(target, self.not_found)())
 
 
+@dataclasses.dataclass
+class Heard:
+    """One request as its server heard it: when, at which server, what, and when answered.
+
+    ``order`` and ``answered_order`` place the two moments among everything
+    the network did, so that two things at one virtual time still come one
+    after the other.  ``server`` is ``host:port``; ``target`` is the request
+    target as sent; ``fate`` is what the network did to its answer
+    (``answered``, ``lost``, ``stalled`` or ``reset``; a script's is ``scripted``).
+    """
+
+    time: float
+    order: int
+    server: str
+    target: str
+    fate: str = "answered"
+    answered: float | None = None  # None while the server still holds it.
+    answered_order: int | None = None
+
+
+# An event of the network: when, a seeded tie-break, a sequence number, what
+# to do, and the socket whose closing drops it (None: it always runs).
+Event = tuple[float, float, int, Callable[[], None], "SimSocket | None"]
+
+
 class Network:
     """Deliver bytes between simulated sockets and servers at virtual times."""
 
@@ -128,8 +167,13 @@ class Network:
         self.conditions = conditions
         self.servers: dict[tuple[str, int], Site | Scripted] = {}
         self.sockets: dict[int, SimSocket] = {}  # Open sockets, by descriptor.
-        self.events: list[tuple[float, float, int, Callable[[], None]]] = []  # A heap.
+        self.events: list[Event] = []  # A heap, earliest first.
         self.sequence = itertools.count()
+        # What the servers heard, in order, and how busy each was ("host:port").
+        self.heard: list[Heard] = []
+        self.in_hand: Counter[str] = Counter()  # Requests heard and not answered yet.
+        self.most_in_hand: Counter[str] = Counter()
+        self.moments = itertools.count()  # Orders what the servers hear and answer.
         self.descriptors = itertools.count(FIRST_FD)
         self.ports = itertools.count(40000)  # Each client socket's own port.
         self.tie_break: Callable[[], float] = lambda: 0.0  # A seeded World draws ties.
@@ -138,22 +182,43 @@ class Network:
         """Answer connections to ``(host, port)`` from ``site``."""
         self.servers[(host, port)] = site
 
-    def at(self, when: float, action: Callable[[], None]) -> None:
-        """Run ``action`` once the clock reaches ``when``."""
-        entry = (when, self.tie_break(), next(self.sequence), action)
+    def at(
+        self, when: float, action: Callable[[], None], only_for: SimSocket | None = None
+    ) -> None:
+        """Run ``action`` once the clock reaches ``when``.
+
+        With ``only_for``, the event is dropped if that socket has closed by
+        then: a delivery nobody can read is nothing to wait for.
+        """
+        entry = (when, self.tie_break(), next(self.sequence), action, only_for)
         heapq.heappush(self.events, entry)
 
     def next_time(self) -> float | None:
         """Return when the next event is due, or None if none is."""
+        while self.events and (owner := self.events[0][4]) is not None and owner.closed:
+            heapq.heappop(self.events)
         return self.events[0][0] if self.events else None
 
     def run_until(self, when: float) -> None:
         """Run every event due by ``when``, moving the clock to each; end at ``when``."""
-        while self.events and self.events[0][0] <= when:
-            due, _, _, action = heapq.heappop(self.events)
+        while (due := self.next_time()) is not None and due <= when:
+            action = heapq.heappop(self.events)[3]
             self.clock.advance_to(due)
             action()
         self.clock.advance_to(when)
+
+    def hear(self, server: str, target: str, fate: str) -> Heard:
+        """Note that ``server`` heard a request for ``target`` now, to meet ``fate``."""
+        heard = Heard(self.clock.now, next(self.moments), server, target, fate)
+        self.heard.append(heard)
+        self.in_hand[server] += 1
+        self.most_in_hand[server] = max(self.most_in_hand[server], self.in_hand[server])
+        return heard
+
+    def answered(self, heard: Heard) -> None:
+        """Note that the server of ``heard`` answered it (or gave up on it) now."""
+        heard.answered, heard.answered_order = self.clock.now, next(self.moments)
+        self.in_hand[heard.server] -= 1
 
     def socket(
         self, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM, proto: int = 0
@@ -170,13 +235,17 @@ class Network:
         if site is None:
             self.at(self.clock.now, lambda: sock.connection_failed(errno.ECONNREFUSED))
             return
-        connection = Connection(self, site, sock, self.draw())
+        connection = Connection(self, site, sock, f"{host}:{port}", self.draw_fate())
         self.at(self.clock.now, lambda: sock.connection_made(address, connection))
 
-    def draw(self) -> tuple[float, str]:
-        """Draw one connection's latency and fate from the seed."""
+    def draw_latency(self) -> float:
+        """Draw one request's latency from the seed."""
         weather = self.conditions
-        latency = weather.latency * (1 + weather.jitter * (2 * self.rng.random() - 1))
+        return weather.latency * (1 + weather.jitter * (2 * self.rng.random() - 1))
+
+    def draw_fate(self) -> str:
+        """Draw one connection's fate from the seed."""
+        weather = self.conditions
         chance = self.rng.random()
         fate = "answered"
         if chance < weather.loss:
@@ -185,67 +254,115 @@ class Network:
             fate = "stalled"
         elif chance < weather.loss + weather.stall + weather.reset:
             fate = "reset"
-        return latency, fate
+        return fate
 
 
 class Connection:
-    """The server's end of one connection: it reads one request and answers it."""
+    """The server's end of one connection: it reads requests and answers them, one at a time.
+
+    After an answer it keeps the connection open if the request let it
+    (``keeps_alive``), and closes it once it has been idle for KEEP_ALIVE
+    seconds.  A ``Scripted`` server plays one script, whose end closes it.
+    """
 
     def __init__(
-        self, network: Network, site: Site | Scripted, client: SimSocket, draw: tuple[float, str]
+        self, network: Network, site: Site | Scripted, client: SimSocket, server: str, fate: str
     ) -> None:
         self.network = network
         self.site = site
         self.client = client
-        self.latency, self.fate = draw
-        self.received = b""
-        self.answered = False
+        self.server = server  # "host:port", as the network notes what it hears.
+        self.fate = fate  # The first request's; a kept connection answers the later ones.
+        self.received = b""  # Bytes of requests not answered yet.
+        self.busy = False  # A request is being answered.
+        self.over = False  # The server is done with the connection: nothing more is read.
+        self.answers = 0  # Answers sent: which idle spell a closing timer belongs to.
 
     def take(self, data: bytes) -> None:
-        """Take bytes the client sent; answer once the request's head is complete."""
-        if self.answered:
-            return  # One request per connection: the rest is ignored.
-        self.received += data
-        head, blank, _ = self.received.partition(b"\r\n\r\n")
-        if not blank:
+        """Take bytes the client sent; answer a request once its head is complete."""
+        if not self.over:
+            self.received += data
+            self.serve_next()
+
+    def serve_next(self) -> None:
+        """Start answering the next complete request, unless one is being answered."""
+        head, blank, rest = self.received.partition(b"\r\n\r\n")
+        if self.busy or self.over or not blank:
             return
-        self.answered = True
+        self.received, self.busy = rest, True
         request = parse_request(head)
+        fate, self.fate = self.fate, "answered"
         if isinstance(self.site, Scripted):
+            fate = "scripted"  # A script is played as written, whatever the weather.
+        heard = self.network.hear(self.server, request.target, fate)
+        when = self.network.clock.now + self.site.latency + self.network.draw_latency()
+        if isinstance(self.site, Scripted):
+            self.over = True  # One script per connection.
             steps = self.site.script(request.target)
-            self.network.at(self.network.clock.now + self.latency, lambda: self.play(steps))
+            self.network.at(when, lambda: self.play_from_start(heard, steps))
             return
         counters = self.site.counters
         counters.requests[request.target] += 1
         counters.in_flight += 1
         counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
-        when = self.network.clock.now + self.site.latency + self.latency
-        self.network.at(when, lambda: self.answer(request))
+        keep = keeps_alive(head)
+        self.network.at(when, lambda: self.answer(request, heard, fate, keep))
 
-    def answer(self, request: Request) -> None:
-        """Send the site's answer to ``request``, as this connection's fate allows."""
+    def answer(self, request: Request, heard: Heard, fate: str, keep: bool) -> None:
+        """Send the site's answer to ``request``, as its fate allows; keep the connection or not."""
         site = self.site
         assert not isinstance(site, Scripted)  # A script is played, never answered.
         site.counters.in_flight -= 1
-        if self.fate == "lost":
-            return  # Nothing ever comes: the client's timeout ends it.
-        if self.fate == "reset":
-            self.client.arrive(error=errno.ECONNRESET)
-            return
-        data = response_bytes(site, request)
-        if self.fate == "stalled":
-            self.client.arrive(data[: len(data) // 2])
-            return  # The rest never comes.
+        self.network.answered(heard)
+        if fate != "answered":
+            self.over = True
+            if fate == "reset":
+                self.client.arrive(error=errno.ECONNRESET)
+            elif fate == "stalled":
+                data = response_bytes(site, request, keep)
+                self.client.arrive(data[: len(data) // 2])  # The rest never comes.
+            return  # Lost: nothing ever comes, and the client's timeout ends it.
+        self.over = not keep
+        done = self.deliver(response_bytes(site, request, keep), end=not keep)
+        if keep:
+            self.network.at(done, self.idle, only_for=self.client)
+
+    def deliver(self, data: bytes, end: bool) -> float:
+        """Send ``data`` at the network's bandwidth; return when its last byte arrives."""
         bandwidth = self.network.conditions.bandwidth
+        now: float = self.network.clock.now
         if bandwidth is None:
-            self.client.arrive(data, end=True)
-            return
+            self.client.arrive(data, end=end)
+            return now
         # Pieces of at most a second's worth: at 1 byte a second, a byte a second.
-        now, step = self.network.clock.now, max(1, min(CHUNK, int(bandwidth)))
+        step = max(1, min(CHUNK, int(bandwidth)))
+        when = now
         for start in range(0, len(data), step):
             piece, last = data[start : start + step], start + step >= len(data)
             when = now + (start + len(piece)) / bandwidth
-            self.network.at(when, functools.partial(self.client.arrive, piece, last))
+            deliver = functools.partial(self.client.arrive, piece, last and end)
+            self.network.at(when, deliver, only_for=self.client)
+        return when
+
+    def idle(self) -> None:
+        """Wait for the next request on a kept connection; close it if none comes in time."""
+        self.busy = False
+        self.answers += 1
+        spell = self.answers
+        later = self.network.clock.now + KEEP_ALIVE
+        self.network.at(later, lambda: self.close_if_idle(spell), only_for=self.client)
+        self.serve_next()  # A request that came while the answer was on its way.
+
+    def close_if_idle(self, spell: int) -> None:
+        """Close the connection if no request came since idle spell ``spell`` began."""
+        if self.answers == spell and not self.busy and not self.over:
+            self.over = True
+            self.client.arrive(end=True)
+
+    def play_from_start(self, heard: Heard, steps: Iterator[Step]) -> None:
+        """Begin a script: the server has answered, as far as the network's notes go."""
+        self.network.answered(heard)
+        self.play(steps)
 
     def play(self, steps: Iterator[Step]) -> None:
         """Play a script's next step, and have the one after come when it is due."""
@@ -267,6 +384,23 @@ class Connection:
             raise ValueError(f"not a step of a script: {step!r}")
 
 
+def keeps_alive(head: bytes) -> bool:
+    """Tell whether a request's head lets the server keep the connection open after it.
+
+    HTTP/1.1 keeps it unless the request says ``Connection: close``; HTTP/1.0
+    closes it unless the request says ``Connection: keep-alive``.
+    """
+    first, *lines = head.decode("latin-1").split("\r\n")
+    tokens = set()
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "connection":
+            tokens |= {token.strip().lower() for token in value.split(",")}
+    if first.rpartition(" ")[2] == "HTTP/1.1":
+        return "close" not in tokens
+    return "keep-alive" in tokens
+
+
 def parse_request(head: bytes) -> Request:
     """Return the site's Request for an HTTP request head (a GET has no body)."""
     lines = head.decode("latin-1").split("\r\n")
@@ -278,8 +412,8 @@ def parse_request(head: bytes) -> Request:
     return Request(method, target, headers.get("host", ""), headers=headers)
 
 
-def response_bytes(site: Site, request: Request) -> bytes:
-    """Return the bytes of the site's answer to ``request``; the connection closes after it."""
+def response_bytes(site: Site, request: Request, keep: bool = False) -> bytes:
+    """Return the bytes of the site's answer to ``request``; ``keep``: the connection stays."""
     response = site.respond(request)
     body = b"" if request.method == "HEAD" else response.body
     try:
@@ -288,7 +422,8 @@ def response_bytes(site: Site, request: Request) -> bytes:
         phrase = "Unknown"
     lines = [f"HTTP/1.1 {response.status} {phrase}"]
     lines += [f"{name}: {value}" for name, value in response.headers.items()]
-    lines += [f"Content-Length: {len(response.body)}", "Connection: close"]
+    lines += [f"Content-Length: {len(response.body)}"]
+    lines.append("Connection: keep-alive" if keep else "Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
@@ -445,14 +580,22 @@ class SimSelector(selectors.BaseSelector):
     Anything else registered (a real socket: the self-pipe of a loop's
     Ctrl+C handling) is kept but never ready.  ``shuffle``, if given, puts
     the keys ready together in a seed's order: the order in which a kernel
-    reports sockets ready at once is no promise either.
+    reports sockets ready at once is no promise either.  ``late``, if
+    given, returns how late a wake-up for the network comes (a loaded
+    machine's process is not run the moment a packet arrives): whatever
+    else arrives by then is ready in the same turn.  A wake-up is never late
+    past the loop's own timeout, so every timer still fires on time.
     """
 
     def __init__(
-        self, network: Network, shuffle: Callable[[list[Any]], None] | None = None
+        self,
+        network: Network,
+        shuffle: Callable[[list[Any]], None] | None = None,
+        late: Callable[[], float] | None = None,
     ) -> None:
         self.network = network
         self.shuffle = shuffle
+        self.late = late
         self.keys: dict[int, selectors.SelectorKey] = {}
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
@@ -503,6 +646,9 @@ class SimSelector(selectors.BaseSelector):
                 self.network.run_until(max(deadline, math.nextafter(clock.now, math.inf)))
                 return self.ready()
             assert due is not None
+            if self.late is not None:  # Late, but never as late as the timer.
+                later = due + self.late()
+                due = later if deadline is None or later < deadline else due
             self.network.run_until(due)  # Then look again: it may have made nothing ready.
 
     def ready(self) -> list[tuple[selectors.SelectorKey, int]]:

@@ -2,17 +2,23 @@
 
 A stage's loop takes its clock and its selector as arguments (real by
 default); ``World.loop_options`` gives the simulated ones.  The seed draws
-two things, from two separate streams of random numbers: the network's
-(each connection's latency and fate) and the schedule's (the order of the
-sockets that turn ready in one turn of the loop, and of arrivals due at
-the same moment).  Seed 0 keeps them first in, first out.
+from two separate streams of random numbers: the network's (each
+request's latency, each connection's fate) and the schedule's (the order
+of the sockets that turn ready in one turn of the loop and of arrivals
+due at the same moment, and how late the loop hears of an arrival).
+Seed 0 keeps them first in, first out, and on time.
 
 Why only those: a loop promises to run callbacks in the order they were
 scheduled (asyncio's own code counts on it: a future's done callbacks run
-in the order they were added), so a seed that shuffled them could make
-runs no real loop makes.  What no loop promises is which of the sockets
-ready at once it hears of first, or which of two answers due at the same
-moment arrives first; that, and each connection's latency, is what varies.
+in the order they were added), and never to fire a timer early, so a seed
+that shuffled callbacks or timers could make runs no real loop makes.
+What no loop promises is which of the sockets ready at once it hears of
+first, which of two answers due at the same moment arrives first, or how
+soon after an arrival a busy machine lets the loop run.  A late wake-up
+lets two answers arrive in one turn, one handled right after the other:
+that is how a window that takes no virtual time (a ``sleep(0)``, a hand
+over through a queue) meets another task.  It is never late past the
+loop's own timeout, so timers keep their times exactly.
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from shared.sim.network import Conditions, Network, Scripted, SimSelector, SimSo
 from shared.testsite.site import Site
 
 HOST, PORT = "127.0.0.1", 8000  # Where the simulated test site answers.
+# The world's wall clock at virtual time 0 (2026-01-01 00:00:00 UTC): a
+# Retry-After date is read on it, so the same seed waits the same.
+EPOCH = 1_767_225_600.0
+# How late a wake-up for the network may come, as a share of the latency.
+LATE_SHARE = 0.25
 
 
 class VirtualClock:
@@ -48,16 +59,26 @@ class VirtualClock:
 class World:
     """A seed, a virtual clock and an in-memory network that a crawl runs in.
 
-    ``conditions`` is the network's weather (latency, loss...).  Raises
-    ValueError for a negative seed.
+    ``conditions`` is the network's weather (latency, loss...).  Under a
+    seed other than 0 the loop may hear of the network up to ``lateness``
+    seconds late (by default a quarter of the latency).  Raises ValueError
+    for a negative seed or lateness.
     """
 
-    def __init__(self, seed: int = 0, conditions: Conditions | None = None) -> None:
+    def __init__(
+        self, seed: int = 0, conditions: Conditions | None = None, lateness: float | None = None
+    ) -> None:
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f"the seed must be a whole number of at least 0, not {seed!r}")
+        conditions = conditions or Conditions()
+        if lateness is None:
+            lateness = LATE_SHARE * conditions.latency
+        if not 0 <= lateness < float("inf"):
+            raise ValueError(f"lateness must be at least 0 seconds, not {lateness!r}")
         self.seed = seed
+        self.lateness = lateness
         self.clock = VirtualClock()
-        self.network = Network(self.clock, random.Random(seed), conditions or Conditions())
+        self.network = Network(self.clock, random.Random(seed), conditions)
         # The schedule's own stream: the same seed with other weather still
         # orders the same ties the same way.
         self.schedule = random.Random(f"schedule {seed}")
@@ -67,6 +88,10 @@ class World:
     def time(self) -> float:
         """Return the world's clock: the loop's, and the trace's."""
         return self.clock.now
+
+    def wall_time(self) -> float:
+        """Return the world's wall clock, in seconds since 1970, as ``time.time()`` reads."""
+        return EPOCH + self.clock.now
 
     def serve(self, site: Site | Scripted, host: str = HOST, port: int = PORT) -> str:
         """Serve ``site`` (or a server of scripts) at ``host:port``; return its root URL."""
@@ -81,7 +106,13 @@ class World:
 
     def selector(self) -> SimSelector:
         """Return a selector that waits on the world's sockets, in virtual time."""
-        return SimSelector(self.network, self.schedule.shuffle if self.seed else None)
+        if not self.seed:
+            return SimSelector(self.network)
+        return SimSelector(self.network, self.schedule.shuffle, self.wake_late)
+
+    def wake_late(self) -> float:
+        """Draw how late the loop hears of the network: up to ``lateness`` seconds."""
+        return self.lateness * self.schedule.random()
 
     def aiohttp_socket(self, addr_info: tuple[Any, ...]) -> SimSocket:
         """Return a socket for aiohttp's TCPConnector(socket_factory=...)."""

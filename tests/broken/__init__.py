@@ -11,12 +11,53 @@ shape.  ``ONE_FAILURE = True`` says the bug must fail that one test only.
 ``tests/test_grader.py`` grades them all in one run and checks that each
 fails at its level, with its hint.  No file here is named ``test_*.py``:
 a plain ``pytest`` run does not collect them.
+
+Some of them hold a race: a check before an ``await`` (or before a
+callback) and the update after it, which only some schedules break.
+Their ``RACES`` say, per shape, what ``pytest FILE::TestShape -k seed
+--seeds 100`` found: the first seed under which a simulated test fails,
+and how many of the hundred seeds fail.  A test class of such a shape runs
+under that first seed when the command line names none (``seeds``, see
+tests/seeds.py), so the grader's one run finds the race too;
+tests/test_race.py checks that the seed still fails and replays alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from typing import Any
+
+# What a race's hint says to read, per shape: where politeness is taught,
+# and where the crawl loop is.
+READ_POLITENESS = {
+    "callbacks": "docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
+    "generators": "docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
+    "asyncio": "docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
+}
+READ_CRAWLING = {
+    "callbacks": "docs/callbacks.md#crawling-the-site",
+    "generators": "docs/coroutines.md#the-queue-crawler",
+    "asyncio": "docs/asyncio.md#the-step-the-queue-crawler-on-asyncio",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Race:
+    """What a hundred seeds found of one race in one shape (measured, then kept)."""
+
+    test: str  # The simulated test that fails under ``first``.
+    first: int  # The first of seeds 0 to 99 under which a simulated test fails.
+    failing: int  # How many of seeds 0 to 99 fail a simulated test.
+
+    def hint(self, rule: str, read: str) -> str:
+        """Return the grader's line for this race: its test and seed, ``rule`` and ``read``."""
+        return f"{self.test} [seed{self.first}]: rule docs/contract.md#{rule}; read {read}"
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds a test class of this shape runs under by default: the first that fails."""
+        return (self.first,)
 
 
 def broken_stage(stage: types.ModuleType, crawler: type) -> types.ModuleType:
