@@ -1,8 +1,8 @@
 """Run a step against a port where nothing listens, and show how it ends.
 
 The chapters on stages 1 and 2 show with it what a crawl step does when
-every connection is refused: what it printed, its traceback if any, and
-its exit status::
+every connection is refused: the command a reader types, what the step
+printed, its traceback if any, and its exit status when it failed::
 
     python docs/examples/refused.py stage1_callbacks.steps.crawl
     python docs/examples/refused.py stage2_generators.steps.crawl
@@ -33,7 +33,8 @@ def main(step: str) -> None:
         )
     print(f"$ python -m {step} {url}")
     print(done.stdout + done.stderr, end="")
-    print(f"$ echo $?\n{done.returncode}")
+    if done.returncode:  # A step that ends normally ends on its own line.
+        print(f"$ echo $?\n{done.returncode}")
 
 
 if __name__ == "__main__":
