@@ -30,11 +30,9 @@ from typing import Any
 
 # What a race's hint says to read, per shape: where politeness is taught,
 # and where the crawl loop is.
-READ_POLITENESS = {
-    "callbacks": "docs/callbacks.md#being-polite-a-waiting-line-and-a-timer",
-    "generators": "docs/coroutines.md#politeness-a-semaphore-and-a-sleep",
-    "asyncio": "docs/asyncio.md#being-polite-one-semaphore-and-asynciosleep",
-}
+READ_POLITENESS = dict.fromkeys(
+    ("callbacks", "generators", "asyncio"), "docs/build-your-own.md#politeness-level-5"
+)
 READ_CRAWLING = {
     "callbacks": "docs/callbacks.md#crawling-the-site",
     "generators": "docs/coroutines.md#the-queue-crawler",
