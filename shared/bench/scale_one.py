@@ -122,7 +122,7 @@ def breakdown(stage: str, pages: int, directory: str, warm_up: int) -> dict[str,
     argv = ["--stage", stage, "--simulate", "--pages", str(pages), "-q", "--stream", "--json"]
     args = cli.build_parser().parse_args([*argv, os.path.join(directory, "records.jsonl")])
     module, world = cli.load_stage(stage), cli.simulated_world(args, [])
-    peak = Peak(max(1, pages // LOOKS))  # Two URLs a page: some 200 looks.
+    peak = Peak(max(10, pages // LOOKS))  # Two URLs a page: some 200 looks.
     tracemalloc.start()
     with open(args.json, "w") as file, cli.bundled_site([], args, world) as roots:
         crawler = module.Crawler(roots, **from_arguments(args).keywords())

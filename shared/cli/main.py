@@ -180,9 +180,10 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         crawler.on_page = saver
         if world is not None:
             crawler.simulate(world)
-        oracle = None if roots else oracle_check(crawler, crawl_roots[0], args.pages)
-        answered: set[str] = set()  # The roots whose server answered.
-        if json_file is not None and args.stream:  # Each record checked as it comes.
+        oracle, answered = None, set[str]()  # Streamed records are checked as they come.
+        if json_file is not None and args.stream:
+            if not roots:
+                oracle = oracle_check(crawler, crawl_roots[0], args.pages)
             crawler.done = stream_records(crawler, json_file, crawl_roots, answered, oracle)
         journal = make_journal(crawler) if args.journal else None
         status = run_and_report(module, crawler, json_file, quiet=args.level == 0, journal=journal)
