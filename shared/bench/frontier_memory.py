@@ -1,6 +1,7 @@
 """The frontier's memory per URL: what a Valkey server holds for each URL of a crawl.
 
-    python -m shared.bench.frontier_memory --pages 500000    # about a million URLs
+    python -m shared.bench.frontier_memory            # 500,000 pages, about a million URLs
+    python -m shared.bench.frontier_memory --pages 2000 --out /tmp/memory
 
 A crawl through the frontier (``stage3_asyncio/frontier.py``) leaves in
 the server, for every URL: a member of the seen set (``crawl:seen``), a
@@ -16,7 +17,9 @@ the size a real crawl of it writes.  Writing them directly, pipelined,
 takes a minute where a crawl through the frontier would take an hour.
 
 The beyond chapter's capacity table is worked out from these figures
-(``capacity``).  It prints one JSON object.
+(``capacity``), and written with them into ``docs/bench/frontier``
+(``memory.json``, ``capacity.md`` and ``capacity.zh.md``).  The figures
+depend on the server's version, not on how busy the machine is.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from shared.bench.frontier import valkey
@@ -54,7 +58,7 @@ def records(path: str) -> Iterator[tuple[str, str]]:
             yield record["url"], json.dumps(record)
 
 
-def write(pipe: Any, kind: str, url: str, record: str) -> None:
+def queue_write(pipe: Any, kind: str, url: str, record: str) -> None:
     """Queue on ``pipe`` the command that writes ``url``'s part of ``kind``, as the frontier."""
     if kind == "seen":
         pipe.sadd(PREFIX + "seen", url)
@@ -87,7 +91,7 @@ def measure(pages: int, directory: str) -> dict[str, Any]:
             start = used_memory(client)
             pipe = client.pipeline(transaction=False)
             for n, (address, record) in enumerate(records(path), 1):
-                write(pipe, kind, address, record)
+                queue_write(pipe, kind, address, record)
                 if n % BATCH == 0:
                     pipe.execute()
             pipe.execute()
@@ -130,13 +134,79 @@ def nodes(gigabytes: float) -> int:
     return max(1, -int(-gigabytes // (NODE_GB * USABLE)))
 
 
+WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "intro": "Measured with valkey-server {server} ({allocator} malloc): the keys of a "
+        "crawl of the {pages:,}-page simulated site ({urls:,} URLs), written in the "
+        "frontier's formats, `used_memory` (`INFO memory`) read after each kind.",
+        "kinds": ["key", "bytes per URL"],
+        "kind": {"seen": "`crawl:seen`, the seen set", "records": "`crawl:records`, the "
+                 "records (JSON, with the links)", "log": "`crawl:log`, the records' order",
+                 "queue": "`crawl:queue`, an entry waiting"},
+        "sizes": ["URLs", "one server", f"nodes of {NODE_GB} GB", "records kept in files",
+                  f"nodes of {NODE_GB} GB"],
+        "assume": "Every URL seen, recorded and logged; half of them queued at once, as on "
+        "the test site at its busiest. A node gives {usable:.0%} of its memory to the data: "
+        "the rest is room for the fork that writes a snapshot, and for the allocator.",
+    },
+    "zh": {
+        "intro": "用 valkey-server {server}（{allocator} malloc）测得：把 {pages:,} 页模拟站点"
+        "一次爬取（{urls:,} 个 URL）的各个键，按边界队列的格式写进去，每写完一种就读一次 "
+        "`used_memory`（`INFO memory`）。",
+        "kinds": ["键", "每个 URL 的字节数"],
+        "kind": {"seen": "`crawl:seen`，已见集合", "records": "`crawl:records`，记录（JSON，"
+                 "带链接）", "log": "`crawl:log`，记录的先后", "queue": "`crawl:queue`，"
+                 "一个等着的条目"},
+        "sizes": ["URL 数", "一台服务器", f"{NODE_GB} GB 的节点数", "记录另存文件",
+                  f"{NODE_GB} GB 的节点数"],
+        "assume": "每个 URL 都见过、记录过、记进日志；同时有一半在队列里，和测试站点最忙时一样。"
+        "一个节点把 {usable:.0%} 的内存给数据：其余留给写快照时派生的子进程，以及内存分配器。",
+    },
+}  # fmt: skip
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """Return a Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def size(gigabytes: float) -> str:
+    """Return a size for the table: GB below a thousand, else TB."""
+    return f"{gigabytes:,.1f} GB" if gigabytes < 1000 else f"{gigabytes / 1024:,.1f} TB"
+
+
+def summary(results: dict[str, Any], lang: str = "en") -> str:
+    """Return the bytes per URL and the capacity table as Markdown, in ``lang``."""
+    words = WORDS[lang]
+    kinds = [[words["kind"][k], f"{v:,.0f}"] for k, v in results["bytes_per_url"].items()]
+    rows = [[f"10<sup>{len(str(r['urls'])) - 1}</sup>", size(r["gb"]), str(r["nodes"]),
+             size(r["gb_without_records"]), str(r["nodes_without_records"])]
+            for r in results["capacity"]]  # fmt: skip
+    return "\n".join([
+        "<!-- Written by `python -m shared.bench.frontier_memory`; do not edit by hand. -->",
+        words["intro"].format(**results), "", table(words["kinds"], kinds), "",
+        table(words["sizes"], rows), "", words["assume"].format(usable=USABLE), "",
+    ])  # fmt: skip
+
+
+def write(results: dict[str, Any], out: Path) -> None:
+    """Write memory.json and the capacity table in both languages into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "memory.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    for lang, suffix in (("en", ""), ("zh", ".zh")):
+        (out / f"capacity{suffix}.md").write_text(summary(results, lang), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m shared.bench.frontier_memory")
     parser.add_argument("--pages", type=int, default=500_000)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench" / "frontier")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-frontier-memory-") as directory:
         result = measure(args.pages, directory)
     result["capacity"] = capacity(result["bytes_per_url"])
+    write(result, args.out)
     json.dump(result, sys.stdout)
     print(flush=True)
 
