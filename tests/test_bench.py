@@ -604,3 +604,20 @@ def test_scale_crawls_report_cpu_and_memory_per_url_and_what_holds_it(tmp_path: 
     assert "URL strings, each held once by the seen set" in traced["bytes_per_url"]
     failed = scale.scale_crawl("stage2", 5, 10)  # Below the site's ten pages.
     assert "error" in failed and "at least 10 pages" in failed["error"]
+
+
+def test_the_frontier_s_capacity_comes_from_its_bytes_per_url() -> None:
+    from shared.bench import frontier_memory
+
+    measured = {"seen": 100.0, "records": 600.0, "log": 50.0, "queue": 40.0}
+    rows = frontier_memory.capacity(measured)
+    # Every URL seen, recorded and logged, half of them queued: 770 bytes each.
+    assert [round(row["gb"] * 2**30 / row["urls"]) for row in rows] == [770] * 3
+    assert [round(row["gb_without_records"] * 2**30 / row["urls"]) for row in rows] == [120] * 3
+    assert [row["nodes"] for row in rows] == [1, 2, 15]  # 48 GB a node of 64.
+    results = {"server": "9", "allocator": "libc", "pages": 10, "urls": 20,
+               "bytes_per_url": measured, "capacity": rows}  # fmt: skip
+    english = frontier_memory.summary(results).splitlines()
+    chinese = frontier_memory.summary(results, "zh").splitlines()
+    assert len(english) == len(chinese) and "| 10<sup>9</sup> | 717.1 GB | 15 |" in english[-3]
+    assert [line.count("|") for line in english] == [line.count("|") for line in chinese]
