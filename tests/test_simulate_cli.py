@@ -60,8 +60,11 @@ def test_a_lost_answer_is_waited_for_in_virtual_time(capsys: pytest.CaptureFixtu
         (["--simulate", "--loss", "1.5"], "loss must be between 0 and 1"),
         (["--simulate", "--latency", "-1"], "--latency must be at least 0 ms"),
         (["--simulate", "--seed", "-2"], "seed must be a whole number"),
+        (["--simulate", "--stream"], "--stream goes with --json FILE"),
+        (["--frontier", "redis://127.0.0.1:1/0", "--stream", "--json", "x", "http://h/"],
+         "--stream cannot be used with --frontier"),
     ],
-)
+)  # fmt: skip
 def test_simulation_options_are_checked_before_anything_starts(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,20 +112,3 @@ def test_streamed_records_are_checked_against_the_oracle_as_they_come(
     assert failed > 0, "no answer was lost: the test proves nothing"
     assert f"expected results missing, {failed} unexpected," in out
     assert "  missing: ('http://127.0.0.1:8000/" in out and "  unexpected: (" in out
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--simulate", "--stream"], "--stream goes with --json FILE"),
-        (["--frontier", "redis://127.0.0.1:1/0", "--stream", "--json", "x", "http://h/"],
-         "--stream cannot be used with --frontier"),
-    ],
-)  # fmt: skip
-def test_stream_options_are_checked_before_anything_starts(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(argv)
-    assert exit_info.value.code == cli.EXIT_USAGE
-    assert message in capsys.readouterr().err
