@@ -4,9 +4,11 @@ What stage 3 could not do with less, on aiohttp: one ``ClientSession``,
 ``max_tasks`` tasks taking URLs from one ``asyncio.Queue``, each a ``get``
 and a ``read``; ``shared.web.links`` finds the links of a page and a seen
 set keeps each URL once.  No retries, politeness, robots.txt, URL policy,
-body limit or statistics, and aiohttp's own connector: a record is the
-URL, the status and the redirect target, for the oracle.  Stage 3 is held
-within 1.25 times its count::
+body limit or statistics; the session is aiohttp's as it comes (its
+connector, cookie jar, decompression and timeout), and the URL goes to
+it as stage 3 sends it, already encoded.  A record is the URL, the status
+and the redirect target, for the oracle.  Stage 3 is held within 1.25
+times its count::
 
     python -m shared.bench.instructions floor-aiohttp
 
