@@ -576,6 +576,12 @@ def test_report_of_the_scale_scenario() -> None:
     assert parts[2].startswith("| URL strings, each held once by the seen set | 90 | 90 |")
     assert parts[-3].startswith("| other |")  # The parts largest first, "other" last.
     assert parts[-2:] == ["| traced in all | 150 | 150 |", "| RSS, for comparison | 180 | 320 |"]
+    counted = report.throughput_table(
+        fake_results()["throughput"], "en", fake_instructions()["counts"]
+    )
+    assert "| requests | crawler CPU µs/request | crawler instructions/request |" in counted
+    assert "| 10,000 | 100 | 450,000 | 100 |" in counted  # Stage 1's, beside its µs.
+    assert "| – |" in counted.splitlines()[-1]  # Scrapy was not counted.
     results = fake_results() | {"scale": fake_scale(), "instructions": fake_instructions()}
     for lang in ("en", "zh"):  # Every word of the new sections has its Chinese.
         summary = report.summary(results, ["scale.svg"], lang)

@@ -257,7 +257,10 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def throughput_table(t: dict[str, Any], lang: str = "en") -> str:
+def throughput_table(
+    t: dict[str, Any], lang: str = "en", counted: dict[str, Any] | None = None
+) -> str:
+    """Return the throughput table; with ``counted`` (the instructions scenario), its counts too."""
     rows = []
     for name, runs in t["runs"].items():
         ok = [r for r in runs if "wall" in r]
@@ -272,8 +275,12 @@ def throughput_table(t: dict[str, Any], lang: str = "en") -> str:
             say(same, lang) if same != "–" else same,
             str(errors) if errors else "",
         ])  # fmt: skip
+        if counted is not None:  # Counted, beside the times.
+            rows[-1].insert(5, fmt(per_request({"counts": counted}, name)))
     header = ["crawler", "pages/s", "wall (s)", "requests", "crawler CPU µs/request",
               "server CPU µs/request", "same as oracle", "errors"]  # fmt: skip
+    if counted is not None:
+        header.insert(5, "crawler instructions/request")
     return table([say(h, lang) for h in header], rows)
 
 
@@ -703,8 +710,10 @@ def summary(results: dict[str, Any], chart_names: list[str], lang: str = "en") -
     ]
     if "throughput" in results:
         t = results["throughput"]
+        i = results.get("instructions", {})
+        counted = i.get("counts") if "error" not in i else None
         parts += [heading("Throughput", lang), "", say(THROUGHPUT, lang).format(**t), "",
-                  throughput_table(t, lang), "", ceiling_table(t, lang), ""]  # fmt: skip
+                  throughput_table(t, lang, counted), "", ceiling_table(t, lang), ""]  # fmt: skip
         parts += chart("throughput.svg", "Pages per second, by crawler", chart_names, lang)
     if "instructions" in results and "error" not in results["instructions"]:
         i = results["instructions"]

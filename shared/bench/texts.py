@@ -306,6 +306,7 @@ ZH = {
     "wall (s)": "挂钟时间（秒）",
     "requests": "请求数",
     "crawler CPU µs/request": "爬虫 CPU（微秒/请求）",
+    "crawler instructions/request": "爬虫指令数/请求",
     "server CPU µs/request": "服务器 CPU（微秒/请求）",
     "same as oracle": "与预期结果一致",
     "errors": "出错次数",
