@@ -1,6 +1,6 @@
 """``python -m shared.bench``: run the benchmark and write its report.
 
-python -m shared.bench            # the full run, about 80 minutes, into docs/bench
+python -m shared.bench            # the full run, about 70 minutes, into docs/bench
 python -m shared.bench --quick    # a few minutes, into a new scratch directory
 python -m shared.bench --only memory --runs 1
 python -m shared.bench --only scale --out /tmp/scale   # a million pages per stage
