@@ -15,7 +15,18 @@ from typing import Any
 import pytest
 
 from shared.bench import __main__ as bench_main
-from shared.bench import instructions, others, procs, report, servers, threads
+from shared.bench import (
+    floor_aiohttp,
+    floor_selectors,
+    instructions,
+    others,
+    procs,
+    report,
+    scale,
+    scale_one,
+    servers,
+    threads,
+)
 from shared.bench.procs import ROOT as REPO
 from shared.bench.scenarios import held_crawl, rotated
 from shared.bench.serve import make_bench_app
@@ -94,6 +105,16 @@ def test_simulated_cpu_adds_up_on_one_slot() -> None:
     assert simulate(chain_and_fan(), "root", 1, 1.0, cpu=0.5).makespan == 12.0  # 8 × 1.5
 
 
+def test_the_server_s_cpu_is_paid_on_a_core_of_its_own() -> None:
+    # Root answered at 1.5; a and the four leaves wait out the latency at 2.5
+    # and take the server's core in turn (a at 3.0, the leaves until 5.0); b,
+    # sent at 3.0, waits for that core until 5.0, answered at 5.5; c at 7.0.
+    assert simulate(chain_and_fan(), "root", 100, 1.0, server_cpu=0.5).makespan == 7.0
+    assert simulate(chain_and_fan(), "root", 1, 1.0, cpu=0.5, server_cpu=0.5).makespan == 16.0
+    with pytest.raises(ValueError):
+        simulate(chain_and_fan(), "root", 1, 1.0, server_cpu=-1.0)
+
+
 def test_simulated_cpu_runs_one_page_at_a_time() -> None:
     # Root parsed at 1.5; a and the four leaves arrive at 2.5 and queue for
     # the one core (a at 3.0, the leaves until 5.0); b, started at 3.0,
@@ -121,6 +142,18 @@ def test_thread_crawler_retries_then_records_a_failure() -> None:
     crawler = threads.crawl(["http://127.0.0.1:9/"], max_tries=2, timeout=2.0)
     (stat,) = crawler.done
     assert stat.status is None and isinstance(stat.exception, OSError)
+
+
+# --- The floors: bare loops the stages' instruction counts are held against -----------------
+
+
+@pytest.mark.parametrize("floor", [floor_selectors, floor_aiohttp])
+def test_a_floor_crawls_the_whole_site_with_max_tasks_at_once(floor: Any) -> None:
+    with ServerThread(make_app(50, latency=0.02)) as server:  # Latency: requests overlap.
+        crawler = floor.run(floor.Crawler([server.url], max_tasks=7))
+        assert triples(crawler) == expected_results(server.url, 50)
+        assert len(crawler.done) == len(crawler.seen_urls)
+        assert 1 < server.app[COUNTERS].max_in_flight <= 7
 
 
 # --- The servers ------------------------------------------------------------------------
@@ -466,3 +499,131 @@ def test_instructions_per_request_leave_the_start_up_out() -> None:
     assert instructions.per_request(small, big) == 700
     with pytest.raises(ValueError, match="as many requests"):
         instructions.per_request(small, small)
+
+
+def test_the_full_run_counts_every_stage_beside_its_floor() -> None:
+    assert {"instructions", "scale"} <= set(bench_main.FULL_RUN)
+    assert set(instructions.FLOORS) == set(report.STAGES)
+    assert set(instructions.FLOORS.values()) | set(report.STAGES) <= set(instructions.COUNTED)
+
+
+def fake_instructions() -> dict[str, Any]:
+    def counted(n: int) -> dict[str, Any]:
+        return {"small": {}, "big": {}, "per_request": n}
+
+    counts = {"stage1": counted(450_000), "stage2": counted(600_000), "stage3": counted(700_000),
+              "threads": counted(500_000), "floor-selectors": counted(400_000),
+              "floor-aiohttp": counted(560_000)}  # fmt: skip
+    return {"pages": [100, 400], "max_tasks": 100, "counts": counts}
+
+
+def test_each_stage_s_instructions_are_held_against_its_floor() -> None:
+    rows = report.instructions_targets(fake_instructions())
+    assert [(measured, verdict) for _, measured, verdict in rows] == [
+        ("1.12×", "**met**"),
+        ("1.50×", "**missed**"),
+        ("1.25×", "**met**"),
+    ]
+    assert rows[2][0] == (
+        "stage 3 (asyncio) ≤ 1.25× the instructions per request of the bare aiohttp loop (floor)"
+    )
+    table = report.instructions_table(fake_instructions())
+    assert "| stage 2 (generators) | 600,000 | bare selectors loop (floor) | 1.50× |" in table
+    assert "| threads (blocking) | 500,000 | – | – |" in table
+    zh = report.instructions_table(fake_instructions(), "zh")
+    assert "| 第三阶段（asyncio） | 700,000 | 光秃秃的 aiohttp 循环（下限） | 1.25× |" in zh
+
+
+def test_the_thread_crawler_is_no_target_of_stage_3() -> None:
+    rows = [target for target, _, _ in report.throughput_targets(fake_results()["throughput"])]
+    assert "stage 3 (asyncio) ≥ 1.4× threads" not in rows
+    assert not any("thread crawler's CPU" in row for row in rows)
+
+
+def fake_scale() -> dict[str, Any]:
+    def crawl(pages: int, us: float, held: float) -> dict[str, Any]:
+        return {"pages": pages, "urls": 2 * pages, "us_per_url": us, "bytes_per_url": held,
+                "oracle_matched": True, "others": 0.0}  # fmt: skip
+
+    runs = {
+        "stage1": {10_000: [crawl(10_000, 150, 240)], 1_000_000: [crawl(10**6, 160, 180)]},
+        "stage3": {10_000: [crawl(10_000, 400, 250)], 1_000_000: [crawl(10**6, 480, 320)]},
+    }
+    breakdown = {
+        "bytes_per_url": {
+            "the seen set's table": 40.0,
+            "other": 20.0,
+            "URL strings, each held once by the seen set": 90.0,
+        }
+    }
+    return {"sizes": [10_000, 1_000_000], "runs": runs, "warm_up": 1_000,
+            "breakdown_pages": 1_000_000, "breakdowns": {"stage1": breakdown,
+                                                         "stage3": breakdown}}  # fmt: skip
+
+
+def test_report_of_the_scale_scenario() -> None:
+    rows = {target: (measured, verdict) for target, measured, verdict in
+            report.scale_targets(fake_scale())}  # fmt: skip
+    assert rows["stage 1 (callbacks): CPU per URL at 1,000,000 pages ≤ 1.15× at 10,000"] == (
+        "1.07×", "**met**")  # fmt: skip
+    assert rows["stage 3 (asyncio): CPU per URL at 1,000,000 pages ≤ 1.15× at 10,000"][1] == (
+        "**missed**")  # fmt: skip
+    assert rows["stage 3 (asyncio): memory per URL at 1,000,000 pages ≤ 300 bytes"] == (
+        "320 bytes", "**missed**")  # fmt: skip
+    table = report.scale_table(fake_scale())
+    assert "| stage 1 (callbacks) | 1,000,000 | 2,000,000 | 160 | 1.07× | 180 | matched |" in table
+    parts = report.breakdown_table(fake_scale()).splitlines()
+    assert parts[2].startswith("| URL strings, each held once by the seen set | 90 | 90 |")
+    assert parts[-3].startswith("| other |")  # The parts largest first, "other" last.
+    assert parts[-2:] == ["| traced in all | 150 | 150 |", "| RSS, for comparison | 180 | 320 |"]
+    counted = report.throughput_table(
+        fake_results()["throughput"], "en", fake_instructions()["counts"]
+    )
+    assert "| requests | crawler CPU µs/request | crawler instructions/request |" in counted
+    assert "| 10,000 | 100 | 450,000 | 100 |" in counted  # Stage 1's, beside its µs.
+    assert "| – |" in counted.splitlines()[-1]  # Scrapy was not counted.
+    results = fake_results() | {"scale": fake_scale(), "instructions": fake_instructions()}
+    for lang in ("en", "zh"):  # Every word of the new sections has its Chinese.
+        summary = report.summary(results, ["scale.svg"], lang)
+        assert (report.chart_file("scale.svg", lang) in summary) and "1,000,000" in summary
+
+
+def test_a_crawl_s_bytes_are_told_by_the_line_that_allocated_them() -> None:
+    crawling = "/x/shared/crawl/crawling.py"
+    assert scale_one.part_of(crawling, "        self.seen_urls.add(url)\n") == (
+        "the seen set's table")  # fmt: skip
+    assert scale_one.part_of(crawling, "        return url, max_redirect\n").startswith("queue")
+    assert scale_one.part_of("/x/shared/web/urls.py", "return prefix + path").startswith("URL")
+    assert scale_one.part_of("/x/shared/sim/network.py", "self.inbox = bytearray()") == "other"
+
+
+@pytest.mark.slow  # Four crawls in this process, and one in a subprocess: a few seconds.
+def test_scale_crawls_report_cpu_and_memory_per_url_and_what_holds_it(tmp_path: Path) -> None:
+    crawled = scale_one.measure("callbacks", 20, str(tmp_path), warm_up=10)
+    assert crawled["oracle_matched"] and crawled["urls"] == len(
+        expected_results(ROOT, 20, 10, True)
+    )
+    assert crawled["us_per_url"] > 0 and crawled["rss_peak_kb"] >= crawled["rss_baseline_kb"]
+    traced = scale_one.breakdown("asyncio", 30, str(tmp_path), warm_up=10)
+    assert traced["matched"], traced
+    assert traced["bytes_per_url"]["the seen set's table"] > 0
+    assert "URL strings, each held once by the seen set" in traced["bytes_per_url"]
+    failed = scale.scale_crawl("stage2", 5, 10)  # Below the site's ten pages.
+    assert "error" in failed and "at least 10 pages" in failed["error"]
+
+
+def test_the_frontier_s_capacity_comes_from_its_bytes_per_url() -> None:
+    from shared.bench import frontier_memory
+
+    measured = {"seen": 100.0, "records": 600.0, "log": 50.0, "queue": 40.0}
+    rows = frontier_memory.capacity(measured)
+    # Every URL seen, recorded and logged, half of them queued: 770 bytes each.
+    assert [round(row["gb"] * 2**30 / row["urls"]) for row in rows] == [770] * 3
+    assert [round(row["gb_without_records"] * 2**30 / row["urls"]) for row in rows] == [120] * 3
+    assert [row["nodes"] for row in rows] == [1, 2, 15]  # 48 GB a node of 64.
+    results = {"server": "9", "allocator": "libc", "pages": 10, "urls": 20,
+               "bytes_per_url": measured, "capacity": rows}  # fmt: skip
+    english = frontier_memory.summary(results).splitlines()
+    chinese = frontier_memory.summary(results, "zh").splitlines()
+    assert len(english) == len(chinese) and "| 10<sup>9</sup> | 717.1 GB | 15 |" in english[-3]
+    assert [line.count("|") for line in english] == [line.count("|") for line in chinese]

@@ -13,7 +13,14 @@ import types
 
 import pytest
 
-from shared.record.report import PrintableFormatter, report, stat_to_json, url_report, write_jsonl
+from shared.record.report import (
+    PrintableFormatter,
+    StreamedRecords,
+    report,
+    stat_to_json,
+    url_report,
+    write_jsonl,
+)
 from shared.record.stats import (
     CrawlLimitReached,
     FetchStatistic,
@@ -452,3 +459,30 @@ def test_log_lines_escape_control_characters_but_keep_a_traceback_s_lines() -> N
     lines = formatter.format(record).split("\n")
     assert lines[0] == "ERROR type a\\x1b[2Jb\\n" and lines[1].startswith("Traceback")
     assert lines[-1] == "ValueError: bad\\x07 value"
+
+
+def test_streamed_records_go_to_the_file_as_they_come_and_are_not_kept() -> None:
+    kept, file = fake_crawler(), io.StringIO()
+    kept.page_links = {"http://h/": ("http://h/z", "http://h/a")}
+    watched: list[str] = []
+    streamed = fake_crawler([])
+    streamed.page_links = dict(kept.page_links)
+    streamed.done = StreamedRecords(
+        file, streamed.page_links, [lambda stat: watched.append(stat.url)]
+    )
+    for stat in DONE:
+        streamed.done.append(stat)
+        assert file.getvalue().count("\n") == len(watched)  # Written at once.
+    streamed.seen_urls = set(kept.seen_urls)
+    assert watched == [stat.url for stat in DONE] and len(streamed.done) == len(DONE)
+    assert streamed.page_links == {}  # Each page's links leave with its record.
+    everything = io.StringIO()
+    write_jsonl(kept, everything)  # type: ignore[arg-type]
+    write_jsonl(streamed, file)  # type: ignore[arg-type]
+    assert file.getvalue() == everything.getvalue()  # Nothing written twice.
+    # The report counts the same, without the lines of the URLs.
+    lines, counted = report_text(kept).splitlines(), report_text(streamed).splitlines()
+    assert counted[1] == "(one record per URL in the file, written as each came)"
+    assert counted[2:-1] == lines[1 + len(DONE) : -1]  # All but the date.
+    with pytest.raises(TypeError, match="not kept"):
+        list(streamed.done)

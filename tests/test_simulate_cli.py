@@ -60,8 +60,11 @@ def test_a_lost_answer_is_waited_for_in_virtual_time(capsys: pytest.CaptureFixtu
         (["--simulate", "--loss", "1.5"], "loss must be between 0 and 1"),
         (["--simulate", "--latency", "-1"], "--latency must be at least 0 ms"),
         (["--simulate", "--seed", "-2"], "seed must be a whole number"),
+        (["--simulate", "--stream"], "--stream goes with --json FILE"),
+        (["--frontier", "redis://127.0.0.1:1/0", "--stream", "--json", "x", "http://h/"],
+         "--stream cannot be used with --frontier"),
     ],
-)
+)  # fmt: skip
 def test_simulation_options_are_checked_before_anything_starts(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -69,3 +72,43 @@ def test_simulation_options_are_checked_before_anything_starts(
         cli.main(argv)
     assert exit_info.value.code == cli.EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+# --- --stream: records written as they come, none kept -------------------------------
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_streamed_records_are_the_records_of_a_crawl_that_keeps_them(
+    stage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept, streamed = tmp_path / "kept.jsonl", tmp_path / "streamed.jsonl"
+    argv = ["--stage", stage, "--simulate", "--latency", "20", *SMALL]
+    assert cli.main([*argv, "--json", str(kept)]) == cli.EXIT_OK
+    report = capsys.readouterr().out
+    assert cli.main([*argv, "--json", str(streamed), "--stream"]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    # The same records in the same order, each page's links with its record.
+    assert streamed.read_bytes() == kept.read_bytes()
+    count = kept.read_text().count("\n")
+    assert f"Oracle: all {count} urls match" in out
+    # The report counts what it no longer lists: the same counters and totals.
+    assert f"(one record per URL in {streamed}, written as each came)" in out
+    listed = [line for line in report.splitlines() if line.startswith("http://")]
+    assert len(listed) == count and not any(line.startswith("http://") for line in out.split())
+    tail = report.split("Finished ")[1].splitlines()[1:-2]  # The counters, Todo and Done.
+    assert out.split("Finished ")[1].splitlines()[1:-2] == tail
+
+
+def test_streamed_records_are_checked_against_the_oracle_as_they_come(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lost answer is a record the oracle did not expect, and its page goes missing."""
+    records = tmp_path / "records.jsonl"
+    argv = ["--stage", "callbacks", "--simulate", "--loss", "0.3", "--max-tries", "1"]
+    argv += ["--timeout", "1", "--json", str(records), "--stream", *SMALL]
+    assert cli.main(argv) == cli.EXIT_MISMATCH
+    out = capsys.readouterr().out
+    failed = records.read_text().count('"status": null')
+    assert failed > 0, "no answer was lost: the test proves nothing"
+    assert f"expected results missing, {failed} unexpected," in out
+    assert "  missing: ('http://127.0.0.1:8000/" in out and "  unexpected: (" in out

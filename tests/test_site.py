@@ -37,6 +37,8 @@ from shared.testsite.server import (
 )
 from shared.testsite.site import (
     ROBOTS_TXT,
+    Oracle,
+    OracleCheck,
     Request,
     Response,
     Site,
@@ -645,3 +647,58 @@ def test_a_new_edition_revises_exactly_the_changed_pages() -> None:
     assert get(site, "/pages/25/", **{"if-none-match": etag}).status == 200
     with pytest.raises(ValueError, match="the first edition is 1"):
         Site(10, edition=0)
+
+
+# --- The oracle, URL by URL --------------------------------------------------------
+
+
+@pytest.mark.parametrize("pages", [10, 14, 57])
+@pytest.mark.parametrize("options", [(10, False, False), (0, True, False), (2, True, True)])
+def test_the_oracle_places_each_result_and_finds_it_by_its_url(
+    pages: int, options: tuple[int, bool, bool]
+) -> None:
+    oracle = Oracle(ROOT, pages, *options)
+    results = list(oracle.results())
+    assert len(results) == len(oracle) == len(expected_results(ROOT, pages, *options))
+    assert set(results) == expected_results(ROOT, pages, *options)
+    assert [oracle.slot(url) for url, _, _ in results] == list(range(len(oracle)))
+    assert [oracle.result(slot) for slot in range(len(oracle))] == results
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["pages/0/", "pages/011/", "pages/15/", "pages/3/x", "archive/1", "archive/2/", "hidden/"],
+)
+def test_the_oracle_expects_no_other_url(path: str) -> None:
+    assert Oracle(ROOT, 14).slot(ROOT + path) is None  # 14 pages: one archive page.
+    assert Oracle(ROOT, 14).slot("http://example.com/pages/1/") is None
+    with pytest.raises(IndexError):
+        Oracle(ROOT, 14).result(len(Oracle(ROOT, 14)))
+
+
+def test_the_oracle_check_takes_each_result_once_and_nothing_else() -> None:
+    oracle = Oracle(ROOT, 10)
+    check = OracleCheck(oracle)
+    results = list(oracle.results())
+    for result in results[1:]:
+        check.see(*result)
+    assert not check.matches() and list(check.missing()) == [results[0]]
+    check.see(*results[0])
+    assert check.matches() and list(check.missing()) == []
+    check.see(*results[0])  # Twice: one record too many.
+    check.see(results[1][0], 503, None)  # An answer the site does not give.
+    check.see(ROOT + "elsewhere/", 200, None)
+    assert not check.matches() and (check.unexpected, check.recorded) == (3, len(oracle) + 3)
+    assert check.shown == sorted([results[0], (results[1][0], 503, None),
+                                  (ROOT + "elsewhere/", 200, None)], key=str)  # fmt: skip
+    assert len(check.seen) == len(oracle)  # A byte per result: what it keeps.
+
+
+def test_a_site_that_counts_no_paths_keeps_the_total() -> None:
+    site = Site(10, count_paths=False)
+    for target in ["/", "/pages/1/", "/"]:
+        with site.counters.counting(target):
+            pass
+    assert site.counters.requests.total() == 3 and len(site.counters.requests) == 0
+    site.counters.reset()
+    assert site.counters.requests.total() == 0

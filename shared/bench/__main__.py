@@ -1,8 +1,9 @@
 """``python -m shared.bench``: run the benchmark and write its report.
 
-python -m shared.bench            # the full run, about 20 minutes, into docs/bench
-python -m shared.bench --quick    # about a minute, into a new scratch directory
+python -m shared.bench            # the full run, about 70 minutes, into docs/bench
+python -m shared.bench --quick    # a few minutes, into a new scratch directory
 python -m shared.bench --only memory --runs 1
+python -m shared.bench --only scale --out /tmp/scale   # a million pages per stage
 python -m shared.bench --quick --only tracing   # CPU per page with a trace and without
 python -m shared.bench --render docs/bench/results.json   # redraw from saved figures
 python -m shared.bench --only servers --out docs/bench/servers   # stage 2's server
@@ -30,12 +31,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shared.bench import parsers, report, scenarios, servers, tracing
+from shared.bench import instructions, parsers, report, scale, scenarios, servers, tracing
 from shared.bench.procs import ROOT, other_cpu, too_busy
 
 # Memory runs last: its 10,000 threads leave the machine busy for a while
 # after they end, which slowed the link parser and the servers measured after it.
-SCENARIOS = ("throughput", "concurrency", "parsers", "servers", "tracing", "memory")
+SCENARIOS = (
+    "throughput", "concurrency", "parsers", "servers", "tracing", "instructions", "scale",
+    "memory",
+)  # fmt: skip
 FULL_RUN = tuple(name for name in SCENARIOS if name != "servers")  # See the docstring.
 
 
@@ -92,6 +96,10 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             results[name] = servers.measure(config, log)
         elif name == "tracing":
             results[name] = tracing.measure(config, log)
+        elif name == "instructions":
+            results[name] = instructions.measure(config, log)
+        elif name == "scale":
+            results[name] = scale.measure(config, log)
         else:
             results[name] = getattr(scenarios, name)(config, log)
         log(f"{name} done in {time.perf_counter() - start:.0f} s")

@@ -27,6 +27,7 @@ from shared.testsite.site import expected_results
 STAGES = ["stage1", "stage2", "stage3"]
 PACKAGES = {"stage1": "stage1_callbacks", "stage2": "stage2_generators", "stage3": "stage3_asyncio"}
 Log = Callable[[str], None]
+WARM_UP_PAGES = 50  # The site a held crawl's crawler crawls first.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,14 @@ class Config:
     server_concurrency: int = 50
     idle_connections: int = 10_000
     tracing_pages: int = 2_000  # The site crawled with and without a trace.
+    # The scale scenario: simulated sites of these sizes, each crawled this
+    # many times by each stage; one more crawl says what the bytes are.
+    scale_pages: tuple[int, ...] = (10_000, 100_000, 1_000_000)
+    scale_runs: int = 1
+    scale_breakdown_pages: int = 100_000
+    scale_warm_up_pages: int = 1_000  # Crawled first in each process: the memory baseline.
+    # Instructions per request: the two site sizes whose counts are differenced.
+    instruction_pages: tuple[int, int] = (100, 400)
 
 
 FULL = Config()
@@ -56,7 +65,8 @@ QUICK = Config(
     runs=1, throughput_pages=1_000, concurrency_pages=500, concurrency_tasks=(50, 500),
     memory_sizes=(1_000,), ceiling_requests=5_000, server_requests=2_000,
     server_keep_alive_requests=4_000, server_wrk_seconds=3, idle_connections=1_000,
-    tracing_pages=500,
+    tracing_pages=500, scale_pages=(1_000, 10_000), scale_breakdown_pages=10_000,
+    instruction_pages=(50, 150),
 )  # fmt: skip
 
 
@@ -230,13 +240,18 @@ def add_ideal(
     """Add the ideal that pays this run's own CPU per page, and the ratio to it.
 
     The crawler's CPU time is spread evenly over the URLs of the graph, and
-    the simulated crawler pays it page by page on one core: what the real
-    crawl takes beyond that ideal is time lost waiting, not the machine's
-    speed.
+    the simulated crawler pays it page by page on one core; the server's,
+    spread over its requests, is paid answer by answer on another core (at
+    hundreds of tasks the server can be what limits the crawl).  What the
+    real crawl takes beyond that ideal is time lost waiting, not the
+    machine's speed.
     """
     cpu = result["crawler_cpu"] / len(graph)
-    spans = [simulate(graph, root, tasks, latency, seed, cpu).makespan for seed in range(seeds)]
-    result.update(cpu_per_page=cpu, ideal=statistics.median(spans))
+    server = result["server_cpu"] / result["requests"] if result.get("requests") else 0.0
+    spans = [simulate(graph, root, tasks, latency, seed, cpu, server).makespan
+             for seed in range(seeds)]  # fmt: skip
+    result.update(cpu_per_page=cpu, server_cpu_per_request=server,
+                  ideal=statistics.median(spans))  # fmt: skip
     result["ratio"] = result["wall"] / result["ideal"]
 
 
@@ -245,6 +260,8 @@ def add_ideal(
 
 def memory(config: Config, log: Log) -> dict[str, Any]:
     """RSS per in-flight fetch with N fetches held at once by a slow server.
+
+    The baseline is read after a warm-up crawl (see ``held_crawl``).
 
     The C10K check reads the runs with ``config.c10k`` fetches; when that is
     not one of the memory sizes (the quick run), the stages alone make it.
@@ -265,7 +282,7 @@ def memory(config: Config, log: Log) -> dict[str, Any]:
                 c10k_runs.setdefault(name, []).append(held_crawl(name, config.c10k))
                 log(f"C10K run {run + 1}/{config.runs} {name}: {brief_held(c10k_runs[name][-1])}")
     return {"sizes": list(config.memory_sizes), "c10k": config.c10k, "runs": runs,
-            "c10k_runs": c10k_runs}  # fmt: skip
+            "c10k_runs": c10k_runs, "warm_up_pages": WARM_UP_PAGES}  # fmt: skip
 
 
 def brief_held(result: dict[str, Any]) -> str:
@@ -277,10 +294,16 @@ def brief_held(result: dict[str, Any]) -> str:
 
 
 def held_crawl(name: str, n: int) -> dict[str, Any]:
-    """Crawl a slow site of ``n`` links with ``n`` tasks; read RSS while all are held."""
-    with Server("shared.bench.slow", "--links", str(n), "--idle", "10") as slow:
+    """Crawl a slow site of ``n`` links with ``n`` tasks; read RSS while all are held.
+
+    The crawler first crawls a small cached site (``--warm-up``), so that
+    the RSS before leaves out what a process's first crawl sets up once.
+    """
+    warm_up = Server("shared.bench.serve", "--cache", "--pages", str(WARM_UP_PAGES))
+    with warm_up, Server("shared.bench.slow", "--links", str(n), "--idle", "10") as slow:
         command = [PYTHON, "-m", "shared.bench.run_one", "--crawler", name, "--root", slow.root,
-                   "--max-tasks", str(n), "--timeout", "300", "--count-retries"]  # fmt: skip
+                   "--max-tasks", str(n), "--timeout", "300", "--count-retries",
+                   "--warm-up", warm_up.root]  # fmt: skip
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, cwd=ROOT)  # fmt: skip
         start = time.perf_counter()

@@ -35,6 +35,14 @@ MEMORY = (
     "includes the crawl's bookkeeping of each URL (a few hundred bytes). The thread crawler "
     "runs one thread per fetch, with the default stack size."
 )
+MEMORY_WARM = (
+    "A slow local server holds every request until all of them are in flight; the crawler's "
+    "RSS is read then. kB per fetch = (RSS held − RSS before the crawl) / fetches held; the "
+    "RSS before is read after a warm-up crawl of a {warm_up_pages}-page site, so it leaves "
+    "out what a process's first crawl sets up once, and kB per fetch includes the crawl's "
+    "bookkeeping of each URL (a few hundred bytes). The thread crawler runs one thread per "
+    "fetch, with the default stack size."
+)
 CEILING = (
     "Measured with {tool}, GET /pages/1/, on the server the crawlers ran against. It answers "
     "a page from memory after its first request (a response cache), so that the server is "
@@ -78,6 +86,45 @@ TRACING = (
     "included) over the URLs it recorded. Without a trace the crawlers still call a recorder "
     "that does nothing; that cost is counted instead of timed: the recorder calls per page "
     "of the traced crawl times the cost of one call ({noop_ns:.0f} ns)."
+)
+# The ideal that also pays the server's CPU (runs that measured it).
+CONCURRENCY_SERVER = (
+    "A {pages:,}-page site ({urls:,} URLs), {latency_ms:.0f} ms latency per response. The "
+    "ideal is a simulated work-conserving crawler on the site's own link graph, with the same "
+    "number of slots, every fetch waiting exactly the latency, and then each page costing the "
+    "CPU time the real crawler measured per URL in that run, on one core, one page at a time. "
+    "The server has a core of its own, and each request costs it, in turn, the server's CPU "
+    "time per request measured in that run: with hundreds of slots the server can be what "
+    "limits the crawl. The ideal is the median over five orders of queuing each page's links. "
+    "So the ratio counts time lost waiting, not the speed of the machine. The second column "
+    "is the ideal without CPU. No crawler can beat the graph's depth times the latency, "
+    "{lower_bound:.1f} s. Each cell: median wall time, its ratio to that crawler's own ideal, "
+    "and the crawler's CPU time."
+)
+INSTRUCTIONS = (
+    "Instructions counted by valgrind's callgrind in the crawler's process: two crawls of the "
+    "cached site, {small} and {big} pages, max_tasks {max_tasks}; their difference over the "
+    "difference of their requests is one request's, start-up left out. The same code counts "
+    "the same within half a percent, however busy the machine, where times move by a fifth: "
+    "the CPU targets are set on these counts. Each stage is held against its floor, a bare "
+    "loop that crawls the same site with the stages' HTTP code and link parser and nothing "
+    "else: a selectors loop for stages 1 and 2, one aiohttp session for stage 3. The kernel's "
+    "instructions are not counted, and the thread crawler spends much of its time there."
+)
+SCALE = (
+    "Each stage crawls the simulated site (`crawl --simulate --pages N --stream`, each record "
+    "streamed to a JSON Lines file) in a fresh process, once a size: no network and no "
+    "waiting, so the CPU time is the crawler's own, with the simulated site's and the oracle "
+    "check's. A warm-up crawl of {warm_up:,} pages comes first, and the memory per URL is how far "
+    "the process's peak RSS rose past its RSS after the warm-up, over the URLs recorded. CPU "
+    "per URL is the measured crawl's CPU time over its URLs; the last column compares it "
+    "with the smallest site's."
+)
+SCALE_BREAKDOWN = (
+    "What those bytes are: a crawl of {pages:,} pages under tracemalloc, at the moment Python "
+    "held the most for it, the bytes allocated per URL recorded, by what allocated them. No "
+    "record is kept, so none is here. What RSS counts beyond this is the allocator's: blocks "
+    "rounded up to 16 bytes, and memory it keeps for later."
 )
 # The machine's keys that the summary shows (see report.MACHINE_LOAD for the others).
 MACHINE = ("date", "commit", "cpu", "memory", "system", "python", "packages", "tools")
@@ -156,6 +203,13 @@ ZH = {
         "每次抓取 kB =（保持时的 RSS − 爬取前的 RSS）/ 同时保持的抓取数，其中包括爬取为每个 "
         "URL 所做的记录（几百字节）。线程爬虫每次抓取用一个线程，栈大小取默认值。"
     ),
+    MEMORY_WARM: (
+        "一个很慢的本地服务器把每个请求都压着不答，直到所有请求都在途，这时读取爬虫的 RSS。"
+        "每次抓取 kB =（保持时的 RSS − 爬取前的 RSS）/ 同时保持的抓取数。爬取前的 RSS 是先预热"
+        "爬一个 {warm_up_pages} 页的站点之后才读的，所以不含进程第一次爬取时一次性的准备；每次"
+        "抓取 kB 里包括爬取为每个 URL 所做的记录（几百字节）。线程爬虫每次抓取用一个线程，栈"
+        "大小取默认值。"
+    ),
     SERVERS: (
         "两个服务器都在各自的进程里提供测试站点，不缓存响应。`ab` 反复请求同一个内容页面，"
         "每次 {concurrency} 个并发：先是 {requests:,} 个请求，每个都新建连接，然后是 "
@@ -185,12 +239,74 @@ ZH = {
         "在测试站点的一个页面上找出全部链接的开销（共 {pages} 个页面，平均每页 "
         "{bytes_per_page:,.0f} 字节），取五次中最好的一次。"
     ),
+    CONCURRENCY_SERVER: (
+        "站点共 {pages:,} 个页面（{urls:,} 个 URL），每个应答延迟 {latency_ms:.0f} 毫秒。"
+        "理想值来自模拟：在站点自己的链接图上，让一个从不空着空位的爬虫去爬，空位数与真实爬虫"
+        "相同，每次抓取恰好等一个延迟，之后每个页面再花掉真实爬虫在这次运行中测得的每个 URL "
+        "的 CPU 时间，在一个核心上一次处理一个页面。服务器另有一个核心，每个请求依次花掉它在"
+        "这次运行中测得的每个请求的 CPU 时间：空位上百时，拖住爬取的可能是服务器。页面链接的"
+        "入队顺序取五种，结果取中位数。所以这个比值反映的是等待中损失的时间，与机器快慢无关。"
+        "第二列是不计 CPU 的理想值。任何爬虫都快不过链接图的深度乘以延迟，即 "
+        "{lower_bound:.1f} 秒。每个单元格依次是：挂钟时间的中位数、它与该爬虫自身理想值之比，"
+        "以及爬虫的 CPU 时间。"
+    ),
+    INSTRUCTIONS: (
+        "指令数由 valgrind 的 callgrind 在爬虫进程里计得：爬两次带缓存的站点，分别是 {small} "
+        "页和 {big} 页，max_tasks 为 {max_tasks}；两次的指令数之差除以请求数之差，就是一个请求"
+        "的指令数，启动的开销不算在内。同样的代码计得的数相差不到千分之五，机器再忙也一样；"
+        "时间却会上下浮动五分之一。所以 CPU 的目标定在指令数上。每个阶段都和自己的下限比："
+        "一个光秃秃的循环，用各阶段共用的 HTTP 代码和链接解析器爬同一个站点，别的什么也不做。"
+        "第一、二阶段的下限是一个 selectors 循环，第三阶段的是一个 aiohttp 会话。内核里的指令"
+        "不计，而线程爬虫有很多时间花在内核里。"
+    ),
+    SCALE: (
+        "每个阶段在一个新进程里爬模拟站点（`crawl --simulate --pages N --stream`，每条记录都"
+        "随写随存进一个 JSON Lines 文件），每种规模爬一次：没有网络，也没有等待，所以 CPU 时间"
+        "就是爬虫自己的，外加模拟站点和核对预期结果的开销。先预热爬 {warm_up:,} 页；每个 URL 的内存"
+        "是进程的 RSS 峰值比预热后的 RSS 高出的部分，除以记录的 URL 数。每个 URL 的 CPU 是正式"
+        "那次爬取的 CPU 时间除以它的 URL 数；最后一列把它和最小站点的比。"
+    ),
+    SCALE_BREAKDOWN: (
+        "这些字节是什么：在 tracemalloc 下爬 {pages:,} 页，取 Python 为它占用内存最多的那一刻，"
+        "按分配者归类，算出每个记录的 URL 分到多少字节。记录一条也不留在内存里，所以这里没有"
+        "记录。RSS 比这多出的部分归内存分配器：内存块向上取整到 16 字节，还有它留着备用的内存。"
+    ),
+    "Instructions per request": "每个请求的指令数",
+    "error": "出错",
+    "A million URLs": "一百万个 URL",
+    "What the bytes of a URL are": "一个 URL 的字节都是什么",
+    "CPU and memory per URL, by the size of the site": "不同规模站点上每个 URL 的 CPU 和内存",
+    "instructions per request": "每个请求的指令数",
+    "its floor": "它的下限",
+    "× its floor": "为下限的几倍",
+    "bare selectors loop (floor)": "光秃秃的 selectors 循环（下限）",
+    "bare aiohttp loop (floor)": "光秃秃的 aiohttp 循环（下限）",
+    "pages": "页面数",
+    "URLs": "URL 数",
+    "CPU µs per URL": "每个 URL 的 CPU（微秒）",
+    "bytes per URL (peak RSS)": "每个 URL 的字节数（RSS 峰值）",
+    "× the smallest site's CPU": "为最小站点 CPU 的几倍",
+    "oracle": "与预期结果",
+    "matched": "一致",
+    "MISMATCH": "不一致",
+    "part of the crawl": "爬取的组成部分",
+    "URL strings, each held once by the seen set": "URL 字符串，每个只由已见集合存一份",
+    "the seen set's table": "已见集合的哈希表",
+    "queue entries: (url, max_redirect) pairs": "队列里的条目：(url, max_redirect) 二元组",
+    "the queue's own list": "队列自己的列表",
+    "the oracle's check, a byte per URL": "预期结果的核对，每个 URL 一个字节",
+    "other": "其他",
+    "traced in all": "合计（tracemalloc）",
+    "RSS, for comparison": "RSS，作为对照",
+    "pages (log scale)": "页面数（对数刻度）",
+    "target: 300 bytes": "目标：300 字节",
     # Throughput table.
     "crawler": "爬虫",
     "pages/s": "页面/秒",
     "wall (s)": "挂钟时间（秒）",
     "requests": "请求数",
     "crawler CPU µs/request": "爬虫 CPU（微秒/请求）",
+    "crawler instructions/request": "爬虫指令数/请求",
     "server CPU µs/request": "服务器 CPU（微秒/请求）",
     "same as oracle": "与预期结果一致",
     "errors": "出错次数",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import importlib
 import logging
 import math
@@ -33,8 +34,9 @@ from typing import IO, Any, NoReturn
 from shared.cli import frontier as frontier_cli
 from shared.cli.progress import progress
 from shared.crawl.options import add_arguments, from_arguments
-from shared.record.report import PrintableFormatter, report, write_jsonl
+from shared.record.report import PrintableFormatter, StreamedRecords, report, write_jsonl
 from shared.record.save import PageSaver
+from shared.record.stats import FetchStatistic
 from shared.testsite.site import DEFAULT_PAGES, MIN_PAGES, Site
 from shared.web.recrawl import read_since
 from shared.web.urls import CRAWLABLE_SCHEMES, normalize_url
@@ -84,6 +86,10 @@ def build_parser(prog: str = "crawl", stage: str | None = None) -> OneLineParser
     add_arguments(parser)  # --max-tasks and every other option of a Crawler.
     add = parser.add_argument
     add("--json", metavar="FILE", help="also write one JSON object per URL to FILE")
+    add("--stream", action="store_true",
+        help="with --json: write each record to FILE as it is made and keep none in "
+        "memory, for a crawl of millions of URLs; the report then counts the URLs "
+        "without a line for each")  # fmt: skip
     add("--save", metavar="DIR", help="save each HTML page under DIR, mirrored by URL path")
     add("--journal", metavar="FILE",
         help="with --stage generators: write every turn of the event loop to FILE, for a "
@@ -143,7 +149,11 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         roots = [root_url(root) for root in args.roots]
         options = from_arguments(args)
         world = simulated_world(args, roots)  # None unless --simulate.
+        if args.stream and not args.json:
+            raise ValueError("--stream goes with --json FILE: the records must go somewhere")
         if frontier_cli.requested(args):
+            if args.stream:  # A process drops the records another one wrote first.
+                raise ValueError("--stream cannot be used with --frontier")
             frontier_cli.check(args, roots)
         elif not roots and args.pages < MIN_PAGES:
             raise ValueError(f"the test site needs at least {MIN_PAGES} pages, not {args.pages}")
@@ -170,6 +180,11 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         crawler.on_page = saver
         if world is not None:
             crawler.simulate(world)
+        oracle, answered = None, set[str]()  # Streamed records are checked as they come.
+        if json_file is not None and args.stream:
+            if not roots:
+                oracle = oracle_check(crawler, crawl_roots[0], args.pages)
+            crawler.done = stream_records(crawler, json_file, crawl_roots, answered, oracle)
         journal = make_journal(crawler) if args.journal else None
         status = run_and_report(module, crawler, json_file, quiet=args.level == 0, journal=journal)
         if journal is not None:
@@ -177,10 +192,30 @@ def main(argv: list[str] | None = None, *, stage: str | None = None) -> int:
         if world is not None and args.level > 0:
             print(f"Simulated: {world.time():.3f} s of virtual time.", file=sys.stderr)
         if status == EXIT_OK and not roots:
-            status = check_oracle(crawler, crawl_roots[0], args.pages)
+            status = check_oracle(crawler, crawl_roots[0], args.pages, oracle)
         elif status == EXIT_OK:
-            status = check_roots(crawler, crawl_roots)
+            status = check_roots(crawler, crawl_roots, answered)
     return status
+
+
+def stream_records(
+    crawler: Any, file: IO[str], roots: list[str], answered: set[str], oracle: Any
+) -> StreamedRecords:
+    """Return the records of --stream: each to ``file`` as it comes, and kept nowhere.
+
+    Each record adds its URL to ``answered`` if it is a root that was
+    answered, and goes to the ``oracle``'s check if there is one.
+    """
+    wanted = set(roots)
+
+    def note_root(stat: FetchStatistic) -> None:
+        if stat.status is not None and stat.url in wanted:
+            answered.add(stat.url)
+
+    watchers = [note_root]
+    if oracle is not None:
+        watchers.append(lambda stat: oracle.see(stat.url, stat.status, stat.next_url))
+    return StreamedRecords(file, crawler.page_links, watchers)
 
 
 def check_since(path: str | os.PathLike[str]) -> None:
@@ -251,10 +286,15 @@ def reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def check_roots(crawler: Any, roots: list[str]) -> int:
-    """Return EXIT_OK if the server of at least one root answered, else EXIT_NOTHING_FETCHED."""
-    answered = {stat.url for stat in crawler.done if stat.status is not None}
-    if answered.intersection(roots):
+def check_roots(crawler: Any, roots: list[str], answered: set[str] | None = None) -> int:
+    """Return EXIT_OK if the server of at least one root answered, else EXIT_NOTHING_FETCHED.
+
+    ``answered`` holds the URLs answered when the records were streamed;
+    otherwise they are read from ``crawler.done``.
+    """
+    if not isinstance(crawler.done, StreamedRecords):
+        answered = {stat.url for stat in crawler.done if stat.status is not None}
+    if answered and answered.intersection(roots):
         return EXIT_OK
     print("No root could be fetched (see the report).", file=sys.stderr)
     return EXIT_NOTHING_FETCHED
@@ -294,8 +334,8 @@ def bundled_site(
     if roots:
         yield roots
         return
-    if world is not None:
-        root = world.serve(Site(args.pages))
+    if world is not None:  # Nothing reads its requests by path: it keeps only their total.
+        root = world.serve(Site(args.pages, count_paths=False))
         if args.level > 0:
             print(
                 f"No root given: crawling the bundled test site at {root} in a simulated "
@@ -360,26 +400,43 @@ def run_and_report(
     return status
 
 
-def check_oracle(crawler: Any, root: str, pages: int) -> int:
-    """Compare a crawl of the bundled site with what the site says it must record."""
-    from shared.testsite.site import expected_results  # Only the bundled site needs it.
+def oracle_check(crawler: Any, root: str, pages: int) -> Any:
+    """Return the check of a crawl of the bundled site against its oracle, or None.
+
+    None when --max-pages or --max-depth leave a part of the site out.
+    """
+    # Only the bundled site needs the oracle.
+    from shared.testsite.site import Oracle, OracleCheck
 
     if crawler.max_pages is not None or crawler.max_depth is not None:
+        return None
+    options = (crawler.max_redirect, crawler.obey_robots, crawler.sitemaps)
+    return OracleCheck(Oracle(root, pages, *options))
+
+
+def check_oracle(crawler: Any, root: str, pages: int, check: Any = None) -> int:
+    """Compare a crawl of the bundled site with what the site says it must record.
+
+    ``check`` is an ``OracleCheck`` that has seen every record as it came
+    (--stream); without one, the records are read from ``crawler.done``.
+    """
+    if check is None:
+        check = oracle_check(crawler, root, pages)
+        for stat in crawler.done if check is not None else ():
+            check.see(stat.url, stat.status, stat.next_url)
+    if check is None:
         print("Oracle: not checked: --max-pages and --max-depth leave part of the site out.")
         return EXIT_OK
-    expected = expected_results(
-        root, pages, crawler.max_redirect, crawler.obey_robots, crawler.sitemaps
-    )
-    got = {(stat.url, stat.status, stat.next_url) for stat in crawler.done}
-    if got == expected and len(crawler.done) == len(expected):
-        print(f"Oracle: all {len(expected)} urls match the test site's expected results.")
+    expected = len(check.oracle)
+    if check.matches():
+        print(f"Oracle: all {expected} urls match the test site's expected results.")
         return EXIT_OK
     print(
-        f"Oracle: MISMATCH: {len(expected - got)} expected results missing, "
-        f"{len(got - expected)} unexpected, {len(crawler.done)} recorded for {len(expected)}."
+        f"Oracle: MISMATCH: {check.seen.count(0)} expected results missing, "
+        f"{check.unexpected} unexpected, {check.recorded} recorded for {expected}."
     )
-    for line in sorted(expected - got)[:10]:
+    for line in heapq.nsmallest(10, check.missing()):
         print("  missing:", line)
-    for line in sorted(got - expected)[:10]:
+    for line in check.shown:
         print("  unexpected:", line)
     return EXIT_MISMATCH

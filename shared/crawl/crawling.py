@@ -284,9 +284,9 @@ class CrawlerBase(CrawlOptions):
         complete_html = stat.exception is None and stat.content_type in HTML_MEDIA_TYPES
         if self.on_page is not None and stat.status == 200 and complete_html:
             self.on_page(url, response.body)  # Before recording: a crash records it once.
-        self.record_statistic(stat)
-        if links:
+        if links:  # Before the record: a stream of records writes them with it.
             self.page_links[url] = tuple(sorted(links))  # For the --json file, and a recrawl.
+        self.record_statistic(stat)
         # Sorted: a set's order changes from one process to the next (string
         # hashing is salted), and a simulated crawl must repeat exactly.
         for link in sorted(links.difference(self.seen_urls)):
@@ -385,9 +385,9 @@ class CrawlerBase(CrawlOptions):
         # A 304 may send fresh validators; the earlier ones hold otherwise.
         etag, last_modified = validators(response)
         etag, last_modified = etag or page.etag, last_modified or page.last_modified
-        self.record_statistic(stat._replace(etag=etag, last_modified=last_modified))
-        if links:
+        if links:  # Before the record, as in handle_response.
             self.page_links[url] = tuple(sorted(links))
+        self.record_statistic(stat._replace(etag=etag, last_modified=last_modified))
         for link in sorted(new):  # Sorted, as in handle_response.
             self.note_depth(link, url, 1)
             self.add_url(link)

@@ -20,7 +20,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Protocol
 
 from shared.record.stats import FetchStatistic, Skipped
@@ -62,13 +62,21 @@ class CrawlRecord(Protocol):
 
 
 def report(crawler: CrawlRecord, file: IO[str] | None = None) -> None:
-    """Print the report of every URL the crawler has recorded so far."""
+    """Print the report of every URL the crawler has recorded so far.
+
+    Records streamed to a file (``StreamedRecords``) are not kept: the
+    report says where they are instead of listing them, and counts them.
+    """
     elapsed = (crawler.t1 or time.time()) - crawler.t0
     speed = len(crawler.done) / elapsed / crawler.max_tasks if elapsed > 0 else 0.0
     counts: collections.Counter[str] = collections.Counter()
     print("*** Report ***", file=file)
-    for stat in sorted(crawler.done, key=lambda stat: stat.url):
-        print(url_report(stat, counts), file=file)
+    if isinstance(crawler.done, StreamedRecords):
+        counts.update(crawler.done.counts)
+        print(f"(one record per URL in {crawler.done.name}, written as each came)", file=file)
+    else:
+        for stat in sorted(crawler.done, key=lambda stat: stat.url):
+            print(url_report(stat, counts), file=file)
     print(
         f"Finished {len(crawler.done)} urls in {elapsed:.3f} secs",
         f"(max_tasks={crawler.max_tasks}) ({speed:.3f} urls/sec/task)",
@@ -141,9 +149,59 @@ def stat_to_json(stat: FetchStatistic, links: Iterable[str] = ()) -> dict[str, A
 
 
 def write_jsonl(crawler: CrawlRecord, file: IO[str]) -> None:
-    """Write one JSON object per recorded URL, in completion order."""
-    page_links: dict[str, Iterable[str]] = getattr(crawler, "page_links", {})
-    for stat in crawler.done:
-        record = stat_to_json(stat, page_links.get(stat.url, ()))
-        file.write(json.dumps(record, ensure_ascii=False) + "\n")
+    """Write one JSON object per recorded URL, in completion order.
+
+    Records streamed to ``file`` as they came are there already.
+    """
+    if not isinstance(crawler.done, StreamedRecords):
+        page_links: dict[str, Iterable[str]] = getattr(crawler, "page_links", {})
+        for stat in crawler.done:
+            file.write(json_line(stat, page_links.get(stat.url, ())))
     file.flush()
+
+
+def json_line(stat: FetchStatistic, links: Iterable[str] = ()) -> str:
+    """Return the line of the JSON Lines file for one statistic."""
+    return json.dumps(stat_to_json(stat, links), ensure_ascii=False) + "\n"
+
+
+class StreamedRecords:
+    """A crawl's records, each written to a JSON Lines file as it comes, and kept nowhere.
+
+    A crawler keeps its records in ``done``, a list, for the report at the
+    end: a few hundred bytes a URL, gigabytes for a crawl of millions.  An
+    object of this class takes the list's place (``crawler.done =
+    StreamedRecords(...)``) and the crawler appends to it as to the list.
+    Each record goes to ``file`` at once, with its page's links, taken out
+    of ``page_links``; what stays is the count and the report's counters.
+    Each of ``watchers`` is called with every record (the ``crawl`` command
+    checks the site's oracle so).  Iterating raises TypeError: the records
+    are in the file, not here.
+    """
+
+    def __init__(
+        self,
+        file: IO[str],
+        page_links: dict[str, tuple[str, ...]],
+        watchers: Iterable[Callable[[FetchStatistic], None]] = (),
+    ) -> None:
+        self.file = file
+        self.name = getattr(file, "name", "the file")
+        self.page_links = page_links
+        self.watchers = list(watchers)
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.recorded = 0
+
+    def append(self, stat: FetchStatistic) -> None:
+        """Write one record, count it, and show it to the watchers."""
+        self.file.write(json_line(stat, self.page_links.pop(stat.url, ())))
+        _url_line(stat, self.counts)  # The report's counters; the line itself is in the file.
+        self.recorded += 1
+        for watch in self.watchers:
+            watch(stat)
+
+    def __len__(self) -> int:
+        return self.recorded
+
+    def __iter__(self) -> Iterator[FetchStatistic]:
+        raise TypeError(f"streamed records are not kept: read them from {self.name}")

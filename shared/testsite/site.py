@@ -566,6 +566,30 @@ ROUTES = (
 METHODS = ("GET", "HEAD")  # A server sends HEAD's answer without its body.
 
 
+class TotalOnly(Counter[str]):
+    """A count of requests that keeps their total, not one count per path.
+
+    A site of a million pages served to a crawl that reads no counts per
+    path need not keep one for each: ``site.counters.requests[target] += 1``
+    adds to ``total()`` and stores nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted = 0
+
+    def __setitem__(self, key: str, value: int) -> None:
+        self.counted += value  # The item read before was 0: none is stored.
+
+    def total(self) -> int:
+        """Return how many requests came."""
+        return self.counted
+
+    def clear(self) -> None:
+        """Forget the requests counted so far."""
+        self.counted = 0
+
+
 @dataclasses.dataclass
 class SiteCounters:
     """What the server saw: requests in flight now and at most, and per path."""
@@ -597,11 +621,18 @@ class Site:
     ``latency`` is for the server: seconds to wait before each answer.
     ``edition`` above 1 revises some pages (see ``changed_in``).
     ``routes`` may be extended, as the benchmark does with its own pages.
+    Without ``count_paths``, ``counters.requests`` keeps only the total.
     Raises ValueError when ``pages`` is below MIN_PAGES, latency is negative
     or edition is below 1.
     """
 
-    def __init__(self, pages: int = DEFAULT_PAGES, latency: float = 0.0, edition: int = 1) -> None:
+    def __init__(
+        self,
+        pages: int = DEFAULT_PAGES,
+        latency: float = 0.0,
+        edition: int = 1,
+        count_paths: bool = True,
+    ) -> None:
         if pages < MIN_PAGES:
             raise ValueError(f"the site needs at least {MIN_PAGES} pages, not {pages}")
         if latency < 0:
@@ -611,7 +642,8 @@ class Site:
         self.pages = pages
         self.latency = latency
         self.edition = edition  # May change while the site runs: a new edition.
-        self.counters = SiteCounters()
+        # Without count_paths, the requests are counted but not by path (TotalOnly).
+        self.counters = SiteCounters() if count_paths else SiteCounters(requests=TotalOnly())
         self.routes = list(ROUTES)
 
     def respond(self, request: Request) -> Response:
@@ -632,6 +664,8 @@ class Site:
 # --- The oracle ----------------------------------------------------------------
 
 Result = tuple[str, "int | None", "str | None"]
+# A URL of a numbered page: a content page, its address without the slash, an archive page.
+NUMBERED = re.compile(r"/(pages|archive)/([1-9][0-9]*)(/?)")
 
 
 def expected_results(
@@ -650,21 +684,130 @@ def expected_results(
     no status, and the pages only they link to are never found.  With
     ``sitemaps``, the sitemaps and the page only they list are found too.
     """
-    base = root_url.rstrip("/")
-    archives = math.ceil(pages / ARCHIVE_SIZE)
+    return set(Oracle(root_url, pages, max_redirect, obey_robots, sitemaps).results())
+
+
+class Oracle:
+    """What a full crawl records, URL by URL, worked out when asked (see ``expected_results``).
+
+    A set of every result holds each URL again: a crawl of a million pages
+    would keep two million results beside its own records.  Most of the
+    site is numbered, so the oracle keeps only the few other results; a
+    numbered page's result comes from its number.  Each result has a place,
+    ``slot(url)``, from 0 to ``len(oracle)``, which ``OracleCheck`` marks.
+    """
+
+    def __init__(
+        self,
+        root_url: str,
+        pages: int = DEFAULT_PAGES,
+        max_redirect: int = 10,
+        obey_robots: bool = False,
+        sitemaps: bool = False,
+    ) -> None:
+        self.base = root_url.rstrip("/")
+        self.pages = pages
+        self.archives = math.ceil(pages / ARCHIVE_SIZE)
+        # /pages/N redirects to /pages/N/ for the N a content page links to,
+        # n * 7 % pages + 1: every N - 1 that is a multiple of gcd(7, pages).
+        self.every = math.gcd(7, pages)
+        self.redirects = (pages - 1) // self.every + 1
+        self.others = sorted(other_results(self.base, max_redirect, obey_robots, sitemaps))
+        self.places = {url: place for place, (url, _, _) in enumerate(self.others)}
+
+    def __len__(self) -> int:
+        return len(self.others) + self.pages + self.redirects + self.archives
+
+    def slot(self, url: str) -> int | None:
+        """Return the place of ``url``'s result, or None when a full crawl does not record it."""
+        place = self.places.get(url)
+        if place is not None or not url.startswith(self.base):
+            return place
+        found = NUMBERED.fullmatch(url, len(self.base))
+        if found is None:
+            return None
+        kind, digits, slash = found.groups()
+        number, first = int(digits), len(self.others)
+        if kind == "archive":
+            first += self.pages + self.redirects
+            return first + number - 1 if slash and number <= self.archives else None
+        if number > self.pages:
+            return None
+        if slash:
+            return first + number - 1
+        if (number - 1) % self.every == 0:
+            return first + self.pages + (number - 1) // self.every
+        return None
+
+    def result(self, slot: int) -> Result:
+        """Return the result at ``slot``.  Raises IndexError outside 0 to ``len(self)``."""
+        if not 0 <= slot < len(self):
+            raise IndexError(f"no result at {slot}")
+        if slot < len(self.others):
+            return self.others[slot]
+        slot -= len(self.others)
+        if slot < self.pages:
+            return (f"{self.base}/pages/{slot + 1}/", 200, None)
+        slot -= self.pages
+        if slot < self.redirects:
+            url = f"{self.base}/pages/{slot * self.every + 1}"
+            return (url, 301, url + "/")
+        return (f"{self.base}/archive/{slot - self.redirects + 1}/", 200, None)
+
+    def results(self) -> Iterator[Result]:
+        """Yield every result, one at a time, in the order of their places."""
+        for slot in range(len(self)):
+            yield self.result(slot)
+
+
+class OracleCheck:
+    """Check a crawl's records against the oracle as they come, with a byte per URL.
+
+    ``see`` takes one record; ``matches`` tells, at the end, whether the
+    records were exactly the oracle's results, each once.  A result the
+    oracle does not have, or has already seen, is unexpected.
+    """
+
+    SHOWN = 10  # Unexpected results kept to show: the first in sorted order.
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.oracle = oracle
+        self.seen = bytearray(len(oracle))
+        self.recorded = self.unexpected = 0
+        self.shown: list[Result] = []
+
+    def see(self, url: str, status: int | None, next_url: str | None) -> None:
+        """Check one record's URL, status and redirect target."""
+        self.recorded += 1
+        slot = self.oracle.slot(url)
+        if slot is None or self.seen[slot] or self.oracle.result(slot) != (url, status, next_url):
+            self.unexpected += 1
+            self.shown = sorted([*self.shown, (url, status, next_url)], key=str)[: self.SHOWN]
+            return
+        self.seen[slot] = 1
+
+    def missing(self) -> Iterator[Result]:
+        """Yield the results no record has matched yet."""
+        for slot in range(len(self.oracle)):
+            if not self.seen[slot]:
+                yield self.oracle.result(slot)
+
+    def matches(self) -> bool:
+        """Tell whether the records seen are the oracle's results, each exactly once."""
+        return self.unexpected == 0 and self.recorded == len(self.oracle)
+
+
+def other_results(base: str, max_redirect: int, obey_robots: bool, sitemaps: bool) -> set[Result]:
+    """Return the results of the URLs that are not numbered pages (see ``expected_results``)."""
     found = ["/", "/archive/", "/base/", "/repeat/", "/feed.xml", "/feed-only/"]
     found += ["/xhtml/", "/xhtml-only/", "/logo.png", "/notes.txt", "/style.css"]
     found += ["/area-target/", "/latin1/", "/caf%C3%A9/", "/search?q=1&lang=en"]
     found += ENCODED_PAGES
     found += [f"/search?q={q}" for q in range(3)]
-    found += [f"/pages/{n}/" for n in range(1, pages + 1)]
-    found += [f"/archive/{k}/" for k in range(1, archives + 1)]
     results: set[Result] = {(base + path, 200, None) for path in found}
     missing = ["/missing/home"] + [f"/missing/{k}" for k in range(5)]
     results |= {(base + path, 404, None) for path in missing}
     results.add((base + "/error/500", 500, None))
-    for n in {n * 7 % pages + 1 for n in range(1, pages + 1)}:
-        results.add((f"{base}/pages/{n}", 301, f"{base}/pages/{n}/"))
     results.add((base + "/redirect/offsite", 302, "http://example.com/"))
     results.add((base + "/redirect/ftp", 302, "ftp://127.0.0.1/file.txt"))
     results |= _reached_by_redirects(base, max_redirect)

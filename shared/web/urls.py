@@ -203,8 +203,11 @@ class UrlPolicy:
             host == "localhost" or (is_ip_literal(host) and not is_public_address(host))
             for host in self.named_hosts
         )
-        # normal_url_allowed's answers, by the part of a URL before its path.
+        # normal_url_allowed's answers, by the part of a URL before its path;
+        # the last one, by that part and the '/' after it (no URL starts
+        # with a NUL: nothing matches before the first answer).
         self.allowed_origins: dict[str, bool] = {}
+        self.last_origin, self.last_allowed = "\x00", False
 
     def host_allowed(self, host: str) -> bool:
         """Tell whether ``host`` (normalized, see ``url_host``) is one of the roots' hosts."""
@@ -257,17 +260,22 @@ class UrlPolicy:
         """
         if self.exclude and self.exclude.search(normal_url):
             return False
-        if "://" not in normal_url:
-            return False  # Not an authority-based URL, such as mailto:a@b.
         # Past the exclude pattern, the answer depends only on the scheme
         # and authority, which most links of a crawl share: it is worked
-        # out once for each (half the instructions per link).
+        # out once for each (half the instructions per link).  A URL that
+        # starts with the last one's and a '/' has the same: one startswith
+        # instead of cutting the URL (a tenth of a link's instructions).
+        if normal_url.startswith(self.last_origin):
+            return self.last_allowed
+        if "://" not in normal_url:
+            return False  # Not an authority-based URL, such as mailto:a@b.
         origin = before_path(normal_url)
         allowed = self.allowed_origins.get(origin)
         if allowed is None:
             if len(self.allowed_origins) >= MAX_ORIGINS_KEPT:
                 self.allowed_origins.clear()  # A crawl of the whole web stays bounded.
             allowed = self.allowed_origins[origin] = self.origin_allowed(origin)
+        self.last_origin, self.last_allowed = origin + "/", allowed
         return allowed
 
     def origin_allowed(self, origin: str) -> bool:
