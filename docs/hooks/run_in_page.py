@@ -1,13 +1,26 @@
 """An mkdocs hook that lets a reader run the steps of stages 1 and 2 in the page.
 
-Each listing that shows a whole step module (``stage1_callbacks/steps/*.py``
-or ``stage2_generators/steps/*.py``, as a ``--8<--`` include renders it)
-gets a Run control.  The hook finds those listings in the rendered page,
-whatever the page around them says: a code block whose text is exactly a
-step's file is that step.  The listing's container gets ``data-run="MODULE"``,
-a ``.run-button`` (and Edit, Reset) inside it, and a ``.run-output`` box
-right after the code; ``docs/javascripts/run.js`` does the rest, in a Web
-Worker running ``docs/javascripts/run-worker.js``.
+Each listing that includes a step module (``stage1_callbacks/steps/*.py``
+or ``stage2_generators/steps/*.py``) with ``--8<--``, whole or in part (a
+line range, ``FILE:26:47``, or a named section, ``FILE:future``), gets a
+Run control that runs the whole step.  The hook learns which listings
+those are from the page's Markdown, before it is rendered: a fence whose
+body is one such include gets ``data-step="MODULE"`` (and
+``data-step-part`` for a part) on its rendered block, through the
+brace form of its fence (```` ``` { .python title=... data-step=... } ````),
+which renders the same listing, its line numbers and highlights as
+written.  In the rendered page, the block that gets the controls is the
+listing of the whole step where the page shows it whole, and otherwise
+the last of its parts: the step is a complete program only once the page
+has shown all of it, and the page's own output of the step comes after
+that.  One Run control per step per page.
+
+That listing's container gets ``data-run="MODULE"`` (and ``data-part`` for a
+part), a ``.run-button`` (and Edit, Reset) inside it, and a
+``.run-output`` box right after the code; ``docs/javascripts/run.js`` does
+the rest, in a Web Worker running ``docs/javascripts/run-worker.js``.
+Edit opens the whole step file, part or not (``sources`` in the manifest):
+the reader edits the real step, and Run runs the edit.
 
 The site carries its own Python, copied in at build time, and fetches
 nothing at run time: Pyodide (the npm registry's ``pyodide`` package,
@@ -23,7 +36,7 @@ check the checksums.
 
 The build also runs each step it found on the command line, in the same
 world with the same seed (``python -m shared.page MODULE``), and writes
-what it printed into ``pyodide/outputs.json``: after a run, the page
+what it printed into ``pyodide/manifest.json``: after a run, the page
 compares its output with it and says whether they match (the browser
 test holds them to it).  A step that starts threads gets no Run button
 but a note: the page's Python has no threads.  Stage 3's step gets a note
@@ -84,16 +97,25 @@ STAGE3_STEPS = "stage3_asyncio/steps"
 FOLDER = "pyodide"  # In the built site.
 OUTPUTS = "run_in_page_outputs"  # Config keys: the command line's outputs, the pages' steps.
 FOUND = "run_in_page_found"
-# A rendered code block: Material's <div class="language-X highlight">, up to its </pre></div>.
-CODE_BLOCK = re.compile(
-    r'<div class="language-(?P<lang>[\w-]+) highlight">(?P<inner>.*?)</pre></div>', re.DOTALL
+# A fence whose body is one include of a Python file, whole or in part, as a listing is written.
+INCLUDE_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})[ \t]*(?P<info>[^`\n]*)\n"
+    r'(?P<body>(?P=indent)--8<-- "(?P<file>[^":]+\.py)(?::(?P<part>[^"]+))?"[ \t]*\n)'
+    r"(?P=indent)(?P=fence)[ \t]*$",
+    re.MULTILINE,
 )
-CODE = re.compile(r"<code>(?P<code>.*?)</code>", re.DOTALL)
-TAG = re.compile(r"<[^>]+>")
+# A rendered code block: Material's <div class="language-X highlight" ...>, up to its </pre></div>.
+CODE_BLOCK = re.compile(
+    r'<div class="language-(?P<lang>[\w-]+) highlight"(?P<attrs>[^>]*)>(?P<inner>.*?)</pre></div>',
+    re.DOTALL,
+)
+ATTRIBUTE = re.compile(r'\s(?P<name>data-step(?:-part)?)="(?P<value>[^"]*)"')
 
 WORDS = {
     "en": {
         "run": "Run", "edit": "Edit", "reset": "Reset",
+        "part": "The page shows part of this step's file; Run runs all of it, and Edit "
+                "opens the whole file. ",
         "runs": (
             "Run it here: Python {python} in your browser (Pyodide {pyodide}), in the "
             "simulated world of <code>python -m shared.page {module}</code>: the test site on "
@@ -121,6 +143,7 @@ WORDS = {
     },
     "zh": {
         "run": "运行", "edit": "编辑", "reset": "还原",
+        "part": "页面上列出的只是这一步文件的一部分；“运行”会运行整个文件，“编辑”打开完整的文件。",
         "runs": (
             "可以在这里运行：浏览器里的 Python {python}（Pyodide {pyodide}），跑在 "
             "<code>python -m shared.page {module}</code> 的模拟世界里：测试站点挂在内存中的"
@@ -159,12 +182,6 @@ def step_files() -> dict[str, str]:
     return found
 
 
-def code_text(inner: str) -> str:
-    """Return the text of a rendered code block's ``<code>``, tags and line numbers gone."""
-    match = CODE.search(inner)
-    return html.unescape(TAG.sub("", match["code"])) if match else ""
-
-
 def needs_threads(source: str) -> bool:
     """Tell whether a step imports threading (or a thread pool), which the page lacks."""
     for node in ast.walk(ast.parse(source)):
@@ -199,10 +216,11 @@ def command_line_output(module: str, config: dict[str, Any]) -> str:
     return outputs[module]
 
 
-def controls(module: str, lang: str, output: str, source: str) -> str:
+def controls(module: str, lang: str, output: str, source: str, part: bool) -> str:
     """Return the HTML of a runnable listing's toolbar and output box."""
     words = WORDS[lang]
-    note = words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
+    note = words["part"] if part else ""
+    note += words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
     if "HTTP/1.1 " in output:
         note += words["http11"]
     if "links_to_follow" in source:  # It crawls: shared/page/run.py sorts the links.
@@ -219,18 +237,63 @@ def controls(module: str, lang: str, output: str, source: str) -> str:
     )
 
 
+def step_module(file: str) -> str | None:
+    """Return the module of a step file of stages 1, 2 or 3 (a path in the repo), or None."""
+    path = Path(file)
+    if path.parent.as_posix() not in [*STEP_DIRS, STAGE3_STEPS] or path.stem == "__init__":
+        return None
+    return ".".join(path.with_suffix("").parts) if (ROOT / path).is_file() else None
+
+
+def tag_listings(markdown: str) -> str:
+    """Tag each fence that includes a step, whole or in part, with its module.
+
+    The fence is rewritten in superfences' brace form, with the same
+    language and options, plus ``data-step`` and ``data-step-part``
+    attributes, which attr_list puts on the rendered block.
+    """
+
+    def tag(match: re.Match[str]) -> str:
+        module = step_module(match["file"])
+        info = match["info"].strip()
+        if module is None or not info or info.startswith("{"):
+            return match[0]
+        language, _, options = info.partition(" ")
+        if language not in ("python", "py"):
+            return match[0]
+        attributes = f'data-step="{module}"'
+        if match["part"]:
+            attributes += f' data-step-part="{html.escape(match["part"])}"'
+        head = f"{match['indent']}{match['fence']}{{ .{language} {options} {attributes} }}"
+        return f"{head}\n{match['body']}{match['indent']}{match['fence']}"
+
+    return INCLUDE_FENCE.sub(tag, markdown)
+
+
+def tagged(attrs: str) -> tuple[str | None, str]:
+    """Return the step module and part a rendered block was tagged with (None, "" if none)."""
+    found = {match["name"]: html.unescape(match["value"]) for match in ATTRIBUTE.finditer(attrs)}
+    return found.get("data-step"), found.get("data-step-part", "")
+
+
 def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
-    """Give each whole-step listing of a rendered page its Run control, or a note why not."""
+    """Give each step a rendered page shows its Run control, or a note why it has none.
+
+    One listing per step gets it: the whole step's, else its last part's.
+    """
     steps = step_files()
     found: set[str] = config.setdefault(FOUND, set())
+    blocks = [tagged(match["attrs"]) for match in CODE_BLOCK.finditer(output)]
+    chosen: dict[str, int] = {}  # Module -> the index of the block that runs it.
+    for index, (module, part) in enumerate(blocks):
+        if module in steps and (not part or blocks[chosen.get(module, index)][1]):
+            chosen[module] = index  # The whole step's listing, else the last part.
+    counter = iter(range(len(blocks)))
 
     def mark(match: re.Match[str]) -> str:
-        block = match[0]
-        if match["lang"] not in ("python", "py"):
-            return block
-        text = code_text(match["inner"]).strip("\n")
-        module = next((m for m, source in steps.items() if source.strip("\n") == text), None)
-        if module is None:
+        index, block = next(counter), match[0]
+        module, part = blocks[index]
+        if module is None or chosen.get(module) != index:
             return block
         words = WORDS[lang]
         if module.startswith("stage3_asyncio."):
@@ -241,9 +304,10 @@ def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
             return f'{block}<p class="run-note run-elsewhere">{note}</p>'
         found.add(module)
         shown = command_line_output(module, config)
+        where = f' data-part="{html.escape(part)}"' if part else ""
         return (
-            f'<div class="run-listing" data-run="{module}">{block}'
-            f"{controls(module, lang, shown, steps[module])}</div>"
+            f'<div class="run-listing" data-run="{module}"{where}>{block}'
+            f"{controls(module, lang, shown, steps[module], bool(part))}</div>"
         )
 
     return CODE_BLOCK.sub(mark, output)
@@ -357,6 +421,11 @@ def copy_python(folder: Path) -> dict[str, Any]:
 # --- The hook's events ---------------------------------------------------------------
 
 
+def on_page_markdown(markdown: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
+    """Tag the page's listings of steps, before snippets and superfences render them."""
+    return tag_listings(markdown)
+
+
 def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
     """Give the page's whole-step listings their Run controls."""
     lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
@@ -383,6 +452,8 @@ def on_post_build(config: dict[str, Any], **kwargs: object) -> None:
     manifest = copy_python(folder)
     outputs = {module: config[OUTPUTS][module] for module in sorted(config[FOUND])}
     manifest["outputs"] = outputs
+    steps = step_files()
+    manifest["sources"] = {module: steps[module] for module in outputs}  # What Edit opens.
     (folder / "manifest.json").write_text(
         json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8"
     )

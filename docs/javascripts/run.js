@@ -1,8 +1,11 @@
 /* Run a step where the page shows it: the Run, Edit and Reset buttons of each listing.
 
-   docs/hooks/run_in_page.py marks each listing that shows a whole step
-   (<div class="run-listing" data-run="MODULE">) and puts the buttons and
-   an output box in it.  This script wires them up.  All the Python runs in
+   docs/hooks/run_in_page.py marks one listing of each step a page shows
+   (<div class="run-listing" data-run="MODULE">, with data-part="26:47" or
+   data-part="SECTION" when it shows only part of the step) and puts the
+   buttons and an output box in it.  Run runs the whole step; Edit opens the
+   whole step file in place of the listing (for a part, the file comes from
+   pyodide/manifest.json), and Reset brings the listing back.  This script wires them up.  All the Python runs in
    one Web Worker per page (run-worker.js): the first Run boots it, with a
    progress bar and the time it took; later runs start at once.  What the
    step prints is streamed into the output box, then compared with what
@@ -29,6 +32,7 @@
       edited: "You changed the step: this is your version's output.",
       stopped: "Stopped. The next run starts Python again.",
       failed: "Python could not start in this page: ",
+      noFile: "The step's file could not be loaded: ",
       replay: "Open this run in the replay player",
       noJournal: "This step runs on stage 1's loop, which keeps no journal: the replay player " +
         "steps through runs of stage 2's own loop (the taskgroup and timeout steps).",
@@ -47,6 +51,7 @@
       edited: "你改过这一步：这是你改的版本的输出。",
       stopped: "已停止。下次运行会重新启动 Python。",
       failed: "Python 没能在这个页面里启动：",
+      noFile: "没能载入这一步的文件：",
       replay: "在回放播放器里打开这次运行",
       noJournal: "这一步跑在第一阶段的事件循环上，那个循环不记日志；回放播放器只能逐步回放第二阶段" +
         "自己的事件循环（taskgroup 和 timeout 这两步）。",
@@ -192,7 +197,8 @@
       this.module = box.dataset.run;
       this.pre = box.querySelector(".highlight pre");
       this.code = this.pre.querySelector("code");
-      this.original = this.code.textContent.replace(/\n$/, "");
+      this.part = box.dataset.part || null;
+      this.original = null; // The whole step's text, once Edit has opened it.
       this.button = box.querySelector(".run-button");
       this.editButton = box.querySelector(".run-edit");
       this.resetButton = box.querySelector(".run-reset");
@@ -207,29 +213,45 @@
     }
 
     source() {
-      return this.editor ? this.editor.value : this.original;
+      return this.editor ? this.editor.value : null;
+    }
+
+    edited() {
+      return Boolean(this.editor) && this.editor.value !== this.original;
+    }
+
+    /* The whole step file: the listing's own text, or, for a part, the manifest's copy. */
+    wholeFile() {
+      if (!this.part) return Promise.resolve(this.code.textContent.replace(/\n$/, ""));
+      return getManifest().then(data => data.sources[this.module]);
     }
 
     edit() {
       if (this.editor) { this.editor.focus(); return; }
-      const editor = document.createElement("textarea");
-      editor.className = "run-editor";
-      editor.spellcheck = false;
-      editor.value = this.original;
-      editor.rows = Math.min(40, this.original.split("\n").length + 1);
-      editor.setAttribute("aria-label", w.editLabel(this.module));
-      editor.addEventListener("keydown", event => {
-        if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
-          event.preventDefault();
-          editor.setRangeText("    ", editor.selectionStart, editor.selectionEnd, "end");
-        }
-      });
-      this.pre.hidden = true;
-      this.pre.after(editor);
-      this.editor = editor;
-      this.editButton.hidden = true;
-      this.resetButton.hidden = false;
-      editor.focus();
+      this.editButton.disabled = true;
+      this.wholeFile().then(text => {
+        this.original = text;
+        const editor = document.createElement("textarea");
+        editor.className = "run-editor";
+        editor.spellcheck = false;
+        editor.value = text;
+        editor.rows = Math.min(40, text.split("\n").length + 1);
+        editor.setAttribute("aria-label", w.editLabel(this.module));
+        editor.addEventListener("keydown", event => {
+          if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
+            event.preventDefault();
+            editor.setRangeText("    ", editor.selectionStart, editor.selectionEnd, "end");
+          }
+        });
+        this.pre.hidden = true;
+        this.pre.after(editor);
+        this.editor = editor;
+        this.editButton.hidden = true;
+        this.resetButton.hidden = false;
+        editor.focus();
+      }).catch(error => {
+        this.status.textContent = w.noFile + error.message;
+      }).finally(() => { this.editButton.disabled = false; });
     }
 
     reset() {
@@ -246,7 +268,7 @@
 
     run() {
       const source = this.source();
-      const edited = source !== this.original;
+      const edited = this.edited();
       this.box.classList.add("running");
       this.button.textContent = w.stop;
       this.output.hidden = false;
