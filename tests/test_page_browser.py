@@ -4,18 +4,23 @@ The built site is served from 127.0.0.1 and every request to another
 address is blocked: the page's Python (Pyodide, in a Web Worker) comes
 from the site itself.  The runnable listings are found in the built
 pages (``data-run="MODULE"``, docs/hooks/run_in_page.py puts it there),
-not in a list kept here.  Each page that has some is opened once, so
-Python boots once per page; each of its listings is run, and what the page
-printed must be what ``python -m shared.page MODULE`` printed on the
-command line when the site was built (``pyodide/manifest.json``), and the
-page must say so.
+not in a list kept here, and every step a lesson page includes (whole,
+a line range or a named section) must be among them.  In each language,
+each distinct step or ``>>>`` session runs once, on the first page (in
+the order of the site's files) that shows it: what the page printed
+must be what ``python -m shared.page MODULE`` printed on the command
+line when the site was built (``pyodide/manifest.json``), and the page
+must say so.  A page is opened only when it has something still to run,
+and then once, so Python boots once per page; a listing of a step that
+already ran on another page is checked for its controls only.
 
-Then, on one page: an edited step runs the edit, an error shows its
-traceback as a terminal would, a run of stage 2's loop opens in the replay
-player, and the page's own URL parser (the browser's, through ``js.URL``)
-and the link parser pass the URL and link tests (tests/test_urls.py,
-tests/test_links.py) under pytest, in the worker.  Times are printed for
-the report (first run: the boot; later runs), never asserted.
+Then, on pages already open: an edited step (a listing that shows part
+of it) runs the edit and shows its traceback as a terminal would, a run
+of stage 2's loop opens in the replay player, and the page's own URL
+parser (the browser's, through ``js.URL``) and the link parser pass the
+URL and link tests (tests/test_urls.py, tests/test_links.py) under
+pytest, in the worker.  Times are printed for the report (first run on a
+page: the boot; later runs), never asserted.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_MS = 300_000  # The first run boots Python: seconds, minutes on a loaded machine.
+CLICK_TIMEOUT_MS = 60_000  # The buttons are enabled once the page's script has run.
 # The text of a step's run, and the verdict the page gave.
 RESULT = """box => ({
     text: box.querySelector(".run-output pre.run-text").textContent,
@@ -46,15 +52,23 @@ RESULT = """box => ({
 })"""
 
 
+LISTING = re.compile(r'class="run-listing(?: run-session)?" data-run="([^"]+)"')
+STEP_INCLUDE = re.compile(r'--8<-- "(stage[12]_\w+/steps/(?!__init__)\w+)\.py[^"]*"')
+
+
 def runnable(built_site: Path) -> dict[str, list[str]]:
-    """Return, for each built page with runnable listings, the modules they run, in order."""
+    """Return, for each built page with runnable listings, what they run, in order."""
     pages = {}
     for html in sorted(built_site.rglob("index.html")):
-        modules = re.findall(r'class="run-listing" data-run="([\w.]+)"', html.read_text("utf-8"))
+        modules = LISTING.findall(html.read_text("utf-8"))
         if modules:
             path = "/" + html.parent.relative_to(built_site).as_posix() + "/"
             pages[path.replace("//", "/")] = modules
     return pages
+
+
+def language(path: str) -> str:
+    return "zh" if path.startswith("/zh/") else "en"
 
 
 @pytest.fixture(scope="module")
@@ -115,27 +129,38 @@ def pages(context: Any, site: str) -> Iterator[Any]:
 
 def run(box: Any) -> dict[str, Any]:
     """Press a listing's Run button; return what it printed once it is done."""
-    box.locator(".run-button").click()
+    box.locator(".run-button").click(timeout=CLICK_TIMEOUT_MS)
     box.page.wait_for_function(
         "box => !box.classList.contains('running')", arg=box.element_handle()
     )
     return box.evaluate(RESULT)
 
 
-def test_the_site_has_steps_to_run(built_site: Path) -> None:
+def test_every_step_a_lesson_page_includes_has_a_run_button(built_site: Path) -> None:
+    """The chapters show steps whole or in part: each step they include is runnable there."""
     pages = runnable(built_site)
-    for language in ("", "zh/"):
-        for chapter in ("callbacks", "coroutines", "await"):
-            assert f"/{language}{chapter}/" in pages or chapter == "coroutines"
-    assert "stage2_generators.steps.taskgroup" in pages["/await/"]
+    for chapter in ("callbacks", "coroutines", "await"):
+        for suffix, folder in ((".md", ""), (".zh.md", "zh/")):
+            text = (REPO / "docs" / f"{chapter}{suffix}").read_text(encoding="utf-8")
+            included = {path.replace("/", ".") for path in STEP_INCLUDE.findall(text)}
+            assert included, chapter
+            assert set(pages[f"/{folder}{chapter}/"]) == included, (chapter, suffix)
+    for folder in ("", "zh/"):
+        page = "docs/generators" + (".zh.md" if folder else ".md")
+        sessions = [f"{page}:{n}" for n in range(1, 11)]
+        assert pages[f"/{folder}generators/"] == sessions
 
 
 def test_every_step_runs_in_the_page_as_in_a_terminal(
     context: Any, pages: Any, built_site: Path, manifest: dict[str, Any]
 ) -> None:
-    """Each runnable listing of each page prints what the command line printed, and says so."""
+    """Each distinct listing prints, once per language, what the command line printed."""
     timings = []
+    ran: dict[str, set[str]] = {"en": set(), "zh": set()}
     for path, modules in runnable(built_site).items():
+        done = ran[language(path)]
+        if set(modules) <= done:
+            continue  # Its controls are checked where it runs; nothing new to run here.
         page, errors = pages(path)
         boxes = page.locator(".run-listing[data-run]")
         assert boxes.count() == len(modules)
@@ -144,23 +169,34 @@ def test_every_step_runs_in_the_page_as_in_a_terminal(
             assert box.get_attribute("data-run") == module
             assert box.locator(".run-button").count() == 1
             assert box.locator(".run-output").count() == 1
+            if module in done:
+                continue
             started = time.perf_counter()
             result = run(box)
             timings.append((path, module, time.perf_counter() - started))
             assert result["text"] == manifest["outputs"][module], (path, module)
             assert result["verdict"] == "same", (path, module)
+            done.add(module)
         assert errors == [], path
     assert context.outside == []
+    everything = {module for modules in runnable(built_site).values() for module in modules}
+    assert ran["en"] | ran["zh"] == everything
     for path, module, seconds in timings:  # For the report: the first run of a page boots.
         print(f"{seconds:6.2f} s  {path} {module}")
 
 
 def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> None:
+    """The page shows lines 27-66 of the fetcher step; Edit opens all of it, Run runs the edit."""
     page, errors = pages("/callbacks/")
     box = page.locator('.run-listing[data-run="stage1_callbacks.steps.fetcher"]')
+    assert box.get_attribute("data-part") == "27:66"
+    file = (REPO / "stage1_callbacks/steps/fetcher.py").read_text(encoding="utf-8")
+    shown = box.locator(".highlight pre code").text_content() or ""
+    assert shown.rstrip("\n") == "\n".join(file.splitlines()[26:66])  # As the page shows it.
     box.locator(".run-edit").click()
     editor = box.locator("textarea.run-editor")
     source = editor.input_value()
+    assert source == file
     editor.fill(source.replace('one thread")', 'one thread, edited")'))
     edited = run(box)
     assert edited["text"].splitlines()[-2] == "10 pages in 0.050 s, one thread, edited"
@@ -180,6 +216,8 @@ def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> Non
     assert "exit status 1" in failed["about"]
     box.locator(".run-reset").click()
     assert box.locator("textarea").count() == 0
+    assert box.locator(".highlight pre code").text_content() == shown
+    assert box.locator(".highlight pre").is_visible()
     assert run(box)["verdict"] == "same"
     assert errors == []
 

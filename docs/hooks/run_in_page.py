@@ -22,6 +22,14 @@ the rest, in a Web Worker running ``docs/javascripts/run-worker.js``.
 Edit opens the whole step file, part or not (``sources`` in the manifest):
 the reader edits the real step, and Run runs the edit.
 
+The generators chapter's ``>>>`` sessions run in the page too: each
+```` ```pycon ```` block gets a Run button (``data-run="docs/generators.md:3"``
+for the third), which runs the page's blocks before it silently, in one
+namespace, then its own, as tests/test_docs.py's doctest runs them, and
+shows what the prompt prints (``shared/page/session.py``).  The first
+session of the page says so in a note.  The other pages' sessions talk
+to real sockets or to a loop on ``selectors``, which the page lacks.
+
 The site carries its own Python, copied in at build time, and fetches
 nothing at run time: Pyodide (the npm registry's ``pyodide`` package,
 version ``PYODIDE_VERSION``, its tarball's SHA-256 checked), the
@@ -64,6 +72,8 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from shared.page.session import FENCE, is_session, sessions
+
 ROOT = Path(__file__).resolve().parents[2]
 PYODIDE_VERSION = "314.0.8"
 PYODIDE_SHA256 = "9a52704e0ae5b07aaacb8e4fed9f1658e8024694a078695ea45ac79dee4cefcb"
@@ -94,6 +104,8 @@ RUNTIME_WHEELS = ["w3lib-2.5.0-py3-none-any.whl", "protego-0.7.0-py3-none-any.wh
 PACKAGES = ["shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio"]
 STEP_DIRS = ["stage1_callbacks/steps", "stage2_generators/steps"]
 STAGE3_STEPS = "stage3_asyncio/steps"
+# The pages whose >>> sessions run in the page: they need only the standard library.
+SESSION_PAGES = ["docs/generators.md", "docs/generators.zh.md"]
 FOLDER = "pyodide"  # In the built site.
 OUTPUTS = "run_in_page_outputs"  # Config keys: the command line's outputs, the pages' steps.
 FOUND = "run_in_page_found"
@@ -109,7 +121,7 @@ CODE_BLOCK = re.compile(
     r'<div class="language-(?P<lang>[\w-]+) highlight"(?P<attrs>[^>]*)>(?P<inner>.*?)</pre></div>',
     re.DOTALL,
 )
-ATTRIBUTE = re.compile(r'\s(?P<name>data-step(?:-part)?)="(?P<value>[^"]*)"')
+ATTRIBUTE = re.compile(r'\s(?P<name>data-(?:step|step-part|session))="(?P<value>[^"]*)"')
 
 WORDS = {
     "en": {
@@ -140,6 +152,14 @@ WORDS = {
             "terminal: <code>python -m {module}</code>."
         ),
         "noscript": "The Run button needs JavaScript.",
+        "session": (
+            "Run a session here: Python {python} in your browser (Pyodide {pyodide}). The Run "
+            "button under a session runs the sessions above it first, silently, in one "
+            "namespace, as the tests do, then its own, and shows what the prompt prints; "
+            "where the page writes <code>...</code> in a traceback, the prompt prints the "
+            "frames. <code>python -m shared.page {page}:N</code> prints the same lines in a "
+            "terminal for the session numbered N."
+        ),
     },
     "zh": {
         "run": "运行", "edit": "编辑", "reset": "还原",
@@ -164,6 +184,13 @@ WORDS = {
             "里运行：<code>python -m {module}</code>。"
         ),
         "noscript": "“运行”按钮需要 JavaScript。",
+        "session": (
+            "可以在这里运行这些会话：浏览器里的 Python {python}（Pyodide {pyodide}）。会话下面的"
+            "“运行”按钮先在同一个命名空间里悄悄运行它上面的会话，和测试的做法一样，再运行它自己，"
+            "显示提示符下打印的内容；页面上回溯里写成 <code>...</code> 的地方，提示符会打印出各个"
+            "栈帧。在终端里运行 <code>python -m shared.page {page}:N</code>，打印的是第 N 个会话，"
+            "行行相同。"
+        ),
     },
 }  # fmt: skip
 
@@ -270,10 +297,49 @@ def tag_listings(markdown: str) -> str:
     return INCLUDE_FENCE.sub(tag, markdown)
 
 
+def tag_sessions(markdown: str, page: str) -> str:
+    """Tag each ```pycon block of a page whose sessions run here with ``data-session``.
+
+    Raises PluginError when the blocks differ from those of the page's
+    file, which the page's run reads (another hook changed them).
+    """
+    if sessions(markdown) != sessions((ROOT / page).read_text(encoding="utf-8")):
+        raise PluginError(f"{page}: its >>> sessions changed before rendering")
+    numbers = iter(range(1, len(sessions(markdown)) + 1))
+
+    def tag(match: re.Match[str]) -> str:
+        if match["lang"] != "pycon" or not sessions(match[0]):
+            return match[0]
+        info = f'{match["info"].strip()} data-session="{page}:{next(numbers)}"'
+        head = f"{match['indent']}{match['fence']}{{ .pycon {info} }}\n"
+        return head + match[0].split("\n", 1)[1]
+
+    return FENCE.sub(tag, markdown)
+
+
 def tagged(attrs: str) -> tuple[str | None, str]:
     """Return the step module and part a rendered block was tagged with (None, "" if none)."""
     found = {match["name"]: html.unescape(match["value"]) for match in ATTRIBUTE.finditer(attrs)}
+    if "data-session" in found:
+        return found["data-session"], ""
     return found.get("data-step"), found.get("data-step-part", "")
+
+
+def session_listing(block: str, reference: str, lang: str, first: bool) -> str:
+    """Return a session's block with its Run button and output box (and the note, if first)."""
+    words = WORDS[lang]
+    note = ""
+    if first:
+        page = reference.rpartition(":")[0]
+        text = words["session"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, page=page)
+        note = f'<p class="run-note">{text}<noscript> {words["noscript"]}</noscript></p>'
+    return (
+        f'<div class="run-listing run-session" data-run="{reference}">{block}'
+        '<div class="run-bar">'
+        f'<button type="button" class="run-button md-button" disabled>{words["run"]}</button>'
+        '<span class="run-status" aria-live="polite"></span>'
+        f'</div>{note}<div class="run-output" hidden></div></div>'
+    )
 
 
 def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
@@ -290,9 +356,15 @@ def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
             chosen[module] = index  # The whole step's listing, else the last part.
     counter = iter(range(len(blocks)))
 
+    first_session = next((module for module, _ in blocks if module and is_session(module)), None)
+
     def mark(match: re.Match[str]) -> str:
         index, block = next(counter), match[0]
         module, part = blocks[index]
+        if module is not None and is_session(module):
+            found.add(module)
+            command_line_output(module, config)
+            return session_listing(block, module, lang, first=module == first_session)
         if module is None or chosen.get(module) != index:
             return block
         words = WORDS[lang]
@@ -372,15 +444,22 @@ def wheel(name: str) -> Path:
 
 
 def project_zip() -> bytes:
-    """Return a zip of the project's modules (their tests left out), as the page imports them."""
+    """Return a zip of the project's modules (their tests left out), as the page imports them.
+
+    The pages whose sessions run in the page are in it too: a session reads its blocks there.
+    """
+    names = [
+        path.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "tests" not in path.relative_to(ROOT).parts
+    ]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for package in PACKAGES:
-            for path in sorted((ROOT / package).rglob("*.py")):
-                if "tests" not in path.relative_to(ROOT).parts:
-                    info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), (2026, 1, 1, 0, 0, 0))
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    archive.writestr(info, path.read_bytes())
+        for name in [*names, *SESSION_PAGES]:
+            info = zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, (ROOT / name).read_bytes())
     return buffer.getvalue()
 
 
@@ -422,7 +501,10 @@ def copy_python(folder: Path) -> dict[str, Any]:
 
 
 def on_page_markdown(markdown: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
-    """Tag the page's listings of steps, before snippets and superfences render them."""
+    """Tag the page's listings of steps and sessions, before snippets and superfences run."""
+    source = f"docs/{page.file.src_uri}"
+    if source in SESSION_PAGES:
+        markdown = tag_sessions(markdown, source)
     return tag_listings(markdown)
 
 
@@ -434,7 +516,7 @@ def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: ob
 
 def on_post_page(output: str, page: Any, config: dict[str, Any]) -> str:
     """Give a page with a runnable listing its script and style sheet."""
-    if 'class="run-listing"' not in output:
+    if 'class="run-listing' not in output:
         return output
     root = "../" * page.url.count("/")
     head = f'<link rel="stylesheet" href="{root}stylesheets/run.css">\n'
@@ -453,7 +535,9 @@ def on_post_build(config: dict[str, Any], **kwargs: object) -> None:
     outputs = {module: config[OUTPUTS][module] for module in sorted(config[FOUND])}
     manifest["outputs"] = outputs
     steps = step_files()
-    manifest["sources"] = {module: steps[module] for module in outputs}  # What Edit opens.
+    manifest["sources"] = {  # What Edit opens.
+        module: steps[module] for module in outputs if not is_session(module)
+    }
     (folder / "manifest.json").write_text(
         json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8"
     )

@@ -5,8 +5,12 @@
    data-part="SECTION" when it shows only part of the step) and puts the
    buttons and an output box in it.  Run runs the whole step; Edit opens the
    whole step file in place of the listing (for a part, the file comes from
-   pyodide/manifest.json), and Reset brings the listing back.  This script wires them up.  All the Python runs in
-   one Web Worker per page (run-worker.js): the first Run boots it, with a
+   pyodide/manifest.json), and Reset brings the listing back.  A ">>>"
+   session of the generators chapter (class "run-session",
+   data-run="docs/generators.md:3") has Run only: it runs the sessions
+   above it, then its own, as the tests' doctest does.  This script wires
+   them up.  All the Python runs in one Web Worker per page
+   (run-worker.js): the first Run boots it, with a
    progress bar and the time it took; later runs start at once.  What the
    step prints is streamed into the output box, then compared with what
    `python -m shared.page MODULE` printed in a terminal when the site was
@@ -37,6 +41,10 @@
       noJournal: "This step runs on stage 1's loop, which keeps no journal: the replay player " +
         "steps through runs of stage 2's own loop (the taskgroup and timeout steps).",
       editLabel: m => `The source of ${m}, to edit`,
+      sessionSame: "Each input printed what the page shows, as the tests' doctest compares them.",
+      sessionDiffers: "Some inputs printed other than the page shows, as the tests' doctest " +
+        "compares them.",
+      sessionRan: s => `Ran in ${s} s, after the sessions above it.`,
     },
     zh: {
       run: "运行", stop: "停止", edit: "编辑", reset: "还原",
@@ -56,6 +64,9 @@
       noJournal: "这一步跑在第一阶段的事件循环上，那个循环不记日志；回放播放器只能逐步回放第二阶段" +
         "自己的事件循环（taskgroup 和 timeout 这两步）。",
       editLabel: m => `${m} 的源代码，可以编辑`,
+      sessionSame: "按测试里 doctest 的比较方法，每个输入打印的都和页面上写的一样。",
+      sessionDiffers: "按测试里 doctest 的比较方法，有的输入打印的和页面上写的不一样。",
+      sessionRan: s => `先运行了上面的会话，再运行这一个，用时 ${s} 秒。`,
     },
   };
 
@@ -206,10 +217,14 @@
       this.output = box.querySelector(".run-output");
       this.editor = null;
       this.running = null;
-      this.button.disabled = this.editButton.disabled = false;
+      this.session = box.classList.contains("run-session"); // A >>> session: Run only.
+      this.button.disabled = false;
       this.button.addEventListener("click", () => (this.running ? this.stop() : this.run()));
-      this.editButton.addEventListener("click", () => this.edit());
-      this.resetButton.addEventListener("click", () => this.reset());
+      if (this.editButton) {
+        this.editButton.disabled = false;
+        this.editButton.addEventListener("click", () => this.edit());
+        this.resetButton.addEventListener("click", () => this.reset());
+      }
     }
 
     source() {
@@ -311,8 +326,11 @@
         this.done();
         return;
       }
-      const lines = [w.ran(seconds(message.seconds), message.virtual.toFixed(3))];
-      if (message.status !== 0) lines.unshift(w.status(message.status));
+      const verdict = message.status === 0 ? w.sessionSame : w.sessionDiffers;
+      const lines = this.session
+        ? [verdict, w.sessionRan(seconds(message.seconds))]
+        : [w.ran(seconds(message.seconds), message.virtual.toFixed(3))];
+      if (message.status !== 0 && !this.session) lines.unshift(w.status(message.status));
       const about = document.createElement("p");
       about.className = "run-about";
       about.textContent = lines.join(" ");

@@ -88,8 +88,15 @@ def page_blocks(reference: str) -> tuple[list[str], int]:
 
 
 def run_session(reference: str, write: Callable[[str], object]) -> SessionOutcome:
-    """Run the blocks of a page up to the one ``reference`` names; write that one's session."""
-    blocks, index = page_blocks(reference)
+    """Run the blocks of a page up to the one ``reference`` names; write that one's session.
+
+    Raises ValueError for a reference to no page, or to a block it does not have.
+    """
+    return run_blocks(*page_blocks(reference), write)
+
+
+def run_blocks(blocks: list[str], index: int, write: Callable[[str], object]) -> SessionOutcome:
+    """Run ``blocks`` up to ``blocks[index]`` in one namespace; write that one's session."""
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for body in blocks[:index]:  # What the earlier blocks define, as doctest runs them.
         for example in doctest.DocTestParser().get_examples(body):
