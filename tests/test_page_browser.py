@@ -101,30 +101,45 @@ def context(browser: Any, site: str) -> Iterator[Any]:
     context.close()
 
 
-@pytest.fixture(scope="module")
-def pages(context: Any, site: str) -> Iterator[Any]:
-    """Return a function that opens a page of the site once, and keeps it open.
+# The pages the tests after the first one use: they stay open, their Python booted.
+LATER = {"/callbacks/", "/zh/await/"}
+
+
+class Pages:
+    """Open pages of the site, each once; a page stays open until closed, or the module ends.
 
     So Python boots once per page for all the tests of the module: the
     edit, the player and the parsers are tried on pages whose steps ran.
-    It returns the page and the list its console errors go to.
     """
-    opened: dict[str, tuple[Any, list[str]]] = {}
 
-    def open_page(path: str) -> tuple[Any, list[str]]:
-        if path not in opened:
-            page = context.new_page()
+    def __init__(self, context: Any, site: str) -> None:
+        self.context, self.site = context, site
+        self.opened: dict[str, tuple[Any, list[str]]] = {}
+
+    def __call__(self, path: str) -> tuple[Any, list[str]]:
+        """Return the page at ``path`` and the list its console errors go to."""
+        if path not in self.opened:
+            page = self.context.new_page()
             page.set_default_timeout(RUN_TIMEOUT_MS)
             errors: list[str] = []
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-            page.goto(site + path, wait_until="load")
-            opened[path] = page, errors
-        return opened[path]
+            page.goto(self.site + path, wait_until="load")
+            self.opened[path] = page, errors
+        return self.opened[path]
 
-    yield open_page
-    for page, _ in opened.values():
+    def close(self, path: str) -> None:
+        """Close the page at ``path``, and its Python with it (each holds its own)."""
+        page, _ = self.opened.pop(path)
         page.close()
+
+
+@pytest.fixture(scope="module")
+def pages(context: Any, site: str) -> Iterator[Pages]:
+    opened = Pages(context, site)
+    yield opened
+    for path in list(opened.opened):
+        opened.close(path)
 
 
 def run(box: Any) -> dict[str, Any]:
@@ -152,12 +167,17 @@ def test_every_step_a_lesson_page_includes_has_a_run_button(built_site: Path) ->
 
 
 def test_every_step_runs_in_the_page_as_in_a_terminal(
-    context: Any, pages: Any, built_site: Path, manifest: dict[str, Any]
+    context: Any, pages: Pages, built_site: Path, manifest: dict[str, Any]
 ) -> None:
-    """Each distinct listing prints, once per language, what the command line printed."""
+    """Each distinct listing prints, once per language, what the command line printed.
+
+    One page at a time: each holds a Python of its own, and it is closed
+    once its runs are over, unless a later test uses it (LATER).
+    """
     timings = []
     ran: dict[str, set[str]] = {"en": set(), "zh": set()}
-    for path, modules in runnable(built_site).items():
+    found = runnable(built_site)
+    for path, modules in found.items():
         done = ran[language(path)]
         if set(modules) <= done:
             continue  # Its controls are checked where it runs; nothing new to run here.
@@ -178,14 +198,15 @@ def test_every_step_runs_in_the_page_as_in_a_terminal(
             assert result["verdict"] == "same", (path, module)
             done.add(module)
         assert errors == [], path
+        if path not in LATER:
+            pages.close(path)
     assert context.outside == []
-    everything = {module for modules in runnable(built_site).values() for module in modules}
-    assert ran["en"] | ran["zh"] == everything
-    for path, module, seconds in timings:  # For the report: the first run of a page boots.
+    assert ran["en"] | ran["zh"] == {module for modules in found.values() for module in modules}
+    for path, module, seconds in timings:  # For the report: a page's first run boots.
         print(f"{seconds:6.2f} s  {path} {module}")
 
 
-def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> None:
+def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Pages) -> None:
     """The page shows lines 27-66 of the fetcher step; Edit opens all of it, Run runs the edit."""
     page, errors = pages("/callbacks/")
     box = page.locator('.run-listing[data-run="stage1_callbacks.steps.fetcher"]')
@@ -222,7 +243,7 @@ def test_an_edited_step_runs_the_edit_and_shows_its_traceback(pages: Any) -> Non
     assert errors == []
 
 
-def test_a_page_run_of_stage_2_opens_in_the_player(pages: Any) -> None:
+def test_a_page_run_of_stage_2_opens_in_the_player(pages: Pages) -> None:
     page, errors = pages("/zh/await/")
     box = page.locator('.run-listing[data-run="stage2_generators.steps.taskgroup"]')
     run(box)
@@ -238,7 +259,7 @@ def test_a_page_run_of_stage_2_opens_in_the_player(pages: Any) -> None:
 
 
 def test_the_pages_url_and_link_parsers_pass_their_tests(
-    pages: Any, manifest: dict[str, Any]
+    pages: Pages, manifest: dict[str, Any]
 ) -> None:
     """In the worker: ada_url and selectolax are missing, so the browser's parsers serve."""
     tests = {name: (REPO / "tests" / name).read_text(encoding="utf-8")

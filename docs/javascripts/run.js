@@ -263,10 +263,21 @@
         this.editor = editor;
         this.editButton.hidden = true;
         this.resetButton.hidden = false;
-        editor.focus();
+        this.showShownPart(editor, text);
       }).catch(error => {
         this.status.textContent = w.noFile + error.message;
       }).finally(() => { this.editButton.disabled = false; });
+    }
+
+    /* Put the caret where the listing the page showed begins, and scroll there. */
+    showShownPart(editor, text) {
+      const first = this.code.textContent.split("\n").find(line => line.trim()) || "";
+      const at = Math.max(0, text.indexOf(first.trim()));
+      const line = text.slice(0, at).split("\n").length - 1;
+      editor.focus({ preventScroll: true });
+      editor.setSelectionRange(at, at);
+      editor.scrollTop = line * parseFloat(getComputedStyle(editor).lineHeight);
+      editor.scrollIntoView({ block: "nearest" });
     }
 
     reset() {
