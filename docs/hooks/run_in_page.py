@@ -509,7 +509,7 @@ def on_page_markdown(markdown: str, page: Any, config: dict[str, Any], **kwargs:
 
 
 def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
-    """Give the page's whole-step listings their Run controls."""
+    """Give the page's listings of steps and sessions their Run controls."""
     lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
     return mark_listings(output, lang, config)
 
