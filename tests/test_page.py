@@ -257,6 +257,46 @@ def test_the_hook_gives_one_listing_per_step_its_run_control() -> None:
     assert config["run_in_page_found"] == set(outputs)
 
 
+def test_a_step_the_page_shows_only_by_its_output_runs_from_that_block() -> None:
+    """The console block of its run, when the page lists steps of that stage; not otherwise."""
+    page = (
+        LISTINGS
+        + """
+```console
+$ python -m stage1_callbacks.steps.nonblocking
+1 page in 0.050 s
+```
+
+```console
+$ python -m stage1_callbacks.steps.callback
+the loop woke up 3 times
+```
+
+```console
+$ python -m stage1_callbacks.steps.threads
+10 pages in 0.050 s
+```
+"""
+    )
+    outputs = {
+        "stage1_callbacks.steps.nonblocking": "x",
+        "stage1_callbacks.steps.callback": "x",
+        "stage2_generators.steps.future": "x",
+        "stage2_generators.steps.taskgroup": "x",
+    }
+    config: dict[str, Any] = {"run_in_page_outputs": outputs}
+    marked = run_in_page.mark_listings(render(run_in_page.tag_listings(page)), "en", config)
+    runs = re.findall(r'class="run-listing" data-run="([\w.]+)"(?: data-part="([^"]+)")?', marked)
+    assert ("stage1_callbacks.steps.nonblocking", "output") in runs
+    assert ("stage1_callbacks.steps.callback", "50:61") in runs  # Its listing, not its output.
+    assert marked.count("The page shows what this step prints, not its code") == 1
+    assert marked.count("has none: run it in a terminal") == 1  # threads
+    alone = run_in_page.mark_listings(
+        render(run_in_page.tag_listings(page[len(LISTINGS) :])), "en", config
+    )
+    assert "data-run" not in alone  # No listing of stage 1 on that page: a comparison.
+
+
 def test_the_hook_says_why_a_thread_step_and_stage_3_run_elsewhere() -> None:
     page = """
 ```python title="stage1_callbacks/steps/threads.py"

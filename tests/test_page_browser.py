@@ -5,7 +5,7 @@ address is blocked: the page's Python (Pyodide, in a Web Worker) comes
 from the site itself.  The runnable listings are found in the built
 pages (``data-run="MODULE"``, docs/hooks/run_in_page.py puts it there),
 not in a list kept here, and every step a lesson page includes (whole,
-a line range or a named section) must be among them.  In each language,
+a line range or a named section) or shows the run of must be among them.  In each language,
 each distinct step or ``>>>`` session runs once, on the first page (in
 the order of the site's files) that shows it: what the page printed
 must be what ``python -m shared.page MODULE`` printed on the command
@@ -54,6 +54,7 @@ RESULT = """box => ({
 
 LISTING = re.compile(r'class="run-listing(?: run-session)?" data-run="([^"]+)"')
 STEP_INCLUDE = re.compile(r'--8<-- "(stage[12]_\w+/steps/(?!__init__)\w+)\.py[^"]*"')
+STEP_RUN = re.compile(r"<!-- output [^\n]*: python -m (stage[12]_\w+\.steps\.\w+) -->")
 
 
 def runnable(built_site: Path) -> dict[str, list[str]]:
@@ -151,19 +152,30 @@ def run(box: Any) -> dict[str, Any]:
     return box.evaluate(RESULT)
 
 
-def test_every_step_a_lesson_page_includes_has_a_run_button(built_site: Path) -> None:
-    """The chapters show steps whole or in part: each step they include is runnable there."""
+def test_every_step_a_lesson_page_shows_has_a_run_button(built_site: Path) -> None:
+    """Each step a chapter includes (whole or in part) or shows the run of is runnable there.
+
+    A step of another stage whose output a chapter shows for comparison is not.
+    """
     pages = runnable(built_site)
-    for chapter in ("callbacks", "coroutines", "await"):
+    stages = {"callbacks": "stage1_callbacks", "coroutines": "stage2_generators",
+              "await": "stage2_generators"}  # fmt: skip
+    for chapter, stage in stages.items():
         for suffix, folder in ((".md", ""), (".zh.md", "zh/")):
             text = (REPO / "docs" / f"{chapter}{suffix}").read_text(encoding="utf-8")
-            included = {path.replace("/", ".") for path in STEP_INCLUDE.findall(text)}
-            assert included, chapter
-            assert set(pages[f"/{folder}{chapter}/"]) == included, (chapter, suffix)
+            shown = {path.replace("/", ".") for path in STEP_INCLUDE.findall(text)}
+            shown |= set(STEP_RUN.findall(text))
+            assert {module.split(".")[0] for module in shown} == {stage}, chapter
+            assert set(pages[f"/{folder}{chapter}/"]) == shown, (chapter, suffix)
+    assert "stage1_callbacks.steps.nonblocking" in pages["/callbacks/"]  # Its output only.
     for folder in ("", "zh/"):
         page = "docs/generators" + (".zh.md" if folder else ".md")
-        sessions = [f"{page}:{n}" for n in range(1, 11)]
-        assert pages[f"/{folder}generators/"] == sessions
+        assert pages[f"/{folder}generators/"] == [f"{page}:{n}" for n in range(1, 11)]
+        threads = (built_site / folder / "threads" / "index.html").read_text(encoding="utf-8")
+        assert threads.count('class="run-note run-elsewhere"') == 1  # The thread step's note.
+        assert "python -m stage1_callbacks.steps.threads</code>" in threads
+        asyncio = pages.get(f"/{folder}asyncio/", [])
+        assert "stage2_generators.steps.crawl" not in asyncio  # Shown for comparison.
 
 
 def test_every_step_runs_in_the_page_as_in_a_terminal(

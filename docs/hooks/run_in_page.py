@@ -15,6 +15,14 @@ the last of its parts: the step is a complete program only once the page
 has shown all of it, and the page's own output of the step comes after
 that.  One Run control per step per page.
 
+A page may show a step only by what it prints: a console block that
+docs/hooks/command_output.py wrote for ``<!-- output: python -m STEP -->``
+(it runs first).  When the page lists no part of that step but lists
+steps of the same stage, that block gets the step's Run control
+(``data-part="output"``), and Edit opens the step's file in its place;
+a step that needs threads gets its note there.  So every step a lesson
+page runs can be run, or says why not.
+
 That listing's container gets ``data-run="MODULE"`` (and ``data-part`` for a
 part), a ``.run-button`` (and Edit, Reset) inside it, and a
 ``.run-output`` box right after the code; ``docs/javascripts/run.js`` does
@@ -116,6 +124,13 @@ INCLUDE_FENCE = re.compile(
     r"(?P=indent)(?P=fence)[ \t]*$",
     re.MULTILINE,
 )
+# A console block as docs/hooks/command_output.py writes a step's run: its command first.
+OUTPUT_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})console\n"
+    r"(?P=indent)\$ python -m (?P<module>stage[123]_\w+\.steps\.\w+)\n",
+    re.MULTILINE,
+)
+OUTPUT = "output"  # The data-step-part of a step's console block.
 # A rendered code block: Material's <div class="language-X highlight" ...>, up to its </pre></div>.
 CODE_BLOCK = re.compile(
     r'<div class="language-(?P<lang>[\w-]+) highlight"(?P<attrs>[^>]*)>(?P<inner>.*?)</pre></div>',
@@ -128,6 +143,8 @@ WORDS = {
         "run": "Run", "edit": "Edit", "reset": "Reset",
         "part": "The page shows part of this step's file; Run runs all of it, and Edit "
                 "opens the whole file. ",
+        "output": "The page shows what this step prints, not its code; Run runs it, and "
+                  "Edit opens its file. ",
         "runs": (
             "Run it here: Python {python} in your browser (Pyodide {pyodide}), in the "
             "simulated world of <code>python -m shared.page {module}</code>: the test site on "
@@ -164,6 +181,8 @@ WORDS = {
     "zh": {
         "run": "运行", "edit": "编辑", "reset": "还原",
         "part": "页面上列出的只是这一步文件的一部分；“运行”会运行整个文件，“编辑”打开完整的文件。",
+        "output": "页面上列出的是这一步打印的内容，不是它的代码；“运行”运行它，"
+                  "“编辑”打开它的文件。",
         "runs": (
             "可以在这里运行：浏览器里的 Python {python}（Pyodide {pyodide}），跑在 "
             "<code>python -m shared.page {module}</code> 的模拟世界里：测试站点挂在内存中的"
@@ -243,10 +262,10 @@ def command_line_output(module: str, config: dict[str, Any]) -> str:
     return outputs[module]
 
 
-def controls(module: str, lang: str, output: str, source: str, part: bool) -> str:
+def controls(module: str, lang: str, output: str, source: str, part: str) -> str:
     """Return the HTML of a runnable listing's toolbar and output box."""
     words = WORDS[lang]
-    note = words["part"] if part else ""
+    note = words["output"] if part == OUTPUT else words["part"] if part else ""
     note += words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
     if "HTTP/1.1 " in output:
         note += words["http11"]
@@ -294,7 +313,14 @@ def tag_listings(markdown: str) -> str:
         head = f"{match['indent']}{match['fence']}{{ .{language} {options} {attributes} }}"
         return f"{head}\n{match['body']}{match['indent']}{match['fence']}"
 
-    return INCLUDE_FENCE.sub(tag, markdown)
+    def tag_output(match: re.Match[str]) -> str:
+        module = match["module"]
+        attributes = f'data-step="{module}" data-step-part="{OUTPUT}"'
+        head = f"{match['indent']}{match['fence']}{{ .console {attributes} }}\n"
+        return head + match[0].split("\n", 1)[1]
+
+    markdown = INCLUDE_FENCE.sub(tag, markdown)
+    return OUTPUT_FENCE.sub(tag_output, markdown)
 
 
 def tag_sessions(markdown: str, page: str) -> str:
@@ -342,18 +368,35 @@ def session_listing(block: str, reference: str, lang: str, first: bool) -> str:
     )
 
 
+def chosen_blocks(blocks: list[tuple[str | None, str]], steps: dict[str, str]) -> dict[str, int]:
+    """Return, for each step of a page's tagged blocks, the index of the block that runs it.
+
+    The whole step's listing, else the last of its parts, else its output
+    (when the page lists steps of the same stage).
+    """
+
+    def rank(part: str) -> int:
+        return 2 if part == OUTPUT else 1 if part else 0
+
+    listed = {module.split(".")[0] for module, part in blocks if module and part != OUTPUT}
+    chosen: dict[str, int] = {}
+    for index, (module, part) in enumerate(blocks):
+        if module not in steps or (part == OUTPUT and module.split(".")[0] not in listed):
+            continue
+        if module not in chosen or rank(part) <= rank(blocks[chosen[module]][1]):
+            chosen[module] = index
+    return chosen
+
+
 def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
     """Give each step a rendered page shows its Run control, or a note why it has none.
 
-    One listing per step gets it: the whole step's, else its last part's.
+    One listing per step gets it: see ``chosen_blocks``.
     """
     steps = step_files()
     found: set[str] = config.setdefault(FOUND, set())
     blocks = [tagged(match["attrs"]) for match in CODE_BLOCK.finditer(output)]
-    chosen: dict[str, int] = {}  # Module -> the index of the block that runs it.
-    for index, (module, part) in enumerate(blocks):
-        if module in steps and (not part or blocks[chosen.get(module, index)][1]):
-            chosen[module] = index  # The whole step's listing, else the last part.
+    chosen = chosen_blocks(blocks, steps)
     counter = iter(range(len(blocks)))
 
     first_session = next((module for module, _ in blocks if module and is_session(module)), None)
@@ -379,7 +422,7 @@ def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
         where = f' data-part="{html.escape(part)}"' if part else ""
         return (
             f'<div class="run-listing" data-run="{module}"{where}>{block}'
-            f"{controls(module, lang, shown, steps[module], bool(part))}</div>"
+            f"{controls(module, lang, shown, steps[module], part)}</div>"
         )
 
     return CODE_BLOCK.sub(mark, output)
