@@ -9,6 +9,7 @@ journal of stage 2's loop, and which listings the docs hook marks.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from shared.page.run import SortedLinks, run_step
+from shared.page.session import run_blocks, run_session, sessions
 from shared.page.world import CALL_COST, LATENCY, PageWorld
 
 REPO = Path(__file__).resolve().parent.parent
@@ -121,35 +123,213 @@ def test_the_replays_workers_are_cancelled_and_the_journal_says_so() -> None:
     assert any(name.startswith("robots.txt") for name in journal["tasks"])
 
 
+# --- The generators chapter's sessions --------------------------------------------
+
+
+GENERATORS = REPO / "docs" / "generators.md"
+
+
+def session_text(number: int) -> tuple[str, Any]:
+    lines: list[str] = []
+    outcome = run_session(f"docs/generators.md:{number}", lines.append)
+    return "".join(lines), outcome
+
+
+def test_a_session_prints_what_the_page_shows_with_the_prompts_traceback() -> None:
+    """Each block, run after those above it, prints itself; a traceback shows its frames."""
+    blocks = sessions(GENERATORS.read_text(encoding="utf-8"))
+    assert len(blocks) == 10
+    for number, block in enumerate(blocks, 1):
+        text, outcome = session_text(number)
+        assert outcome.differs == [], number
+        frames = re.compile(r'^  File "<stdin>", line \d+, in \S+\n', re.MULTILINE)
+        shown = text.replace(
+            "Traceback (most recent call last):\n", "Traceback (most recent call last):\n  ...\n", 1
+        )
+        assert frames.sub("", shown) == block.rstrip("\n") + "\n", number
+    text, _ = session_text(9)  # caller.throw(KeyError(...)): three frames, as the prompt shows.
+    assert text.splitlines()[-4:] == [
+        '  File "<stdin>", line 1, in <module>',
+        '  File "<stdin>", line 2, in caller_fn',
+        '  File "<stdin>", line 2, in failing_fn',
+        "KeyError: 'stop now'",
+    ]
+
+
+def test_a_session_that_prints_other_than_the_page_says_which_input() -> None:
+    blocks = [
+        ">>> x = 2\n",
+        ">>> x + 1\n3\n>>> x * 10\n21\n"
+        ">>> 1 / 0\nTraceback (most recent call last):\n  ...\nKeyError: 0\n",
+    ]
+    lines: list[str] = []
+    outcome = run_blocks(blocks, 1, lines.append)
+    assert outcome.differs == [2, 3] and outcome.status == 1
+    assert "".join(lines).startswith(">>> x + 1\n3\n>>> x * 10\n20\n>>> 1 / 0\nTraceback")
+    assert "".join(lines).endswith("ZeroDivisionError: division by zero\n")
+
+
+def test_a_reference_to_no_session_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="has 10 sessions, not 11"):
+        run_session("docs/generators.md:11", print)
+    with pytest.raises(ValueError, match="no page of the project"):
+        run_session("docs/nothing.md:1", print)
+
+
 # --- The hook that marks the listings ----------------------------------------------
 
+MARKDOWN = dict(
+    extensions=["attr_list", "admonition", "pymdownx.highlight", "pymdownx.superfences",
+                "pymdownx.snippets"],
+    extension_configs={
+        "pymdownx.highlight": {"anchor_linenums": True, "linenums_style": "pymdownx-inline",
+                               "line_spans": "__span", "pygments_lang_class": True},
+        "pymdownx.snippets": {"base_path": [str(REPO)], "check_paths": True,
+                              "dedent_subsections": True},
+    },
+)  # fmt: skip
+LISTINGS = """
+```python title="stage1_callbacks/steps/callback.py" linenums="26" hl_lines="2 3"
+--8<-- "stage1_callbacks/steps/callback.py:26:47"
+```
 
-def rendered(text: str) -> str:
-    """Return a code block as Material renders it (one span a line, a line number in each)."""
-    lines = "".join(
-        f'<span id="__span-0-{n}"><span class="linenos" data-linenos="{n} "></span>'
-        f"{line.replace('&', '&amp;').replace('<', '&lt;')}\n</span>"
-        for n, line in enumerate(text.splitlines(), 1)
+!!! note
+
+    ```python title="stage1_callbacks/steps/callback.py" linenums="50"
+    --8<-- "stage1_callbacks/steps/callback.py:50:61"
+    ```
+
+```python title="stage2_generators/steps/future.py"
+--8<-- "stage2_generators/steps/future.py:fetch"
+```
+
+```python
+--8<-- "stage1_callbacks/loop.py"
+```
+
+```python title="stage2_generators/steps/taskgroup.py" linenums="1"
+--8<-- "stage2_generators/steps/taskgroup.py"
+```
+
+```python title="stage2_generators/steps/taskgroup.py"
+--8<-- "stage2_generators/steps/taskgroup.py:12:20"
+```
+"""
+
+
+def render(text: str) -> str:
+    import markdown
+
+    return markdown.markdown(text, **MARKDOWN)
+
+
+def test_the_hook_tags_each_include_of_a_step_and_the_listing_renders_the_same() -> None:
+    tagged = run_in_page.tag_listings(LISTINGS)
+    attributes = re.findall(r'data-step="([\w.]+)"(?: data-step-part="([^"]+)")?', tagged)
+    assert attributes == [
+        ("stage1_callbacks.steps.callback", "26:47"),
+        ("stage1_callbacks.steps.callback", "50:61"),
+        ("stage2_generators.steps.future", "fetch"),
+        ("stage2_generators.steps.taskgroup", ""),
+        ("stage2_generators.steps.taskgroup", "12:20"),
+    ]
+    before, after = render(LISTINGS), render(tagged)
+    assert re.sub(r' data-step(?:-part)?="[^"]*"', "", after) == before
+    assert "hl_lines" not in after and after.count('class="hll"') == 2  # Lines 27 and 28.
+    assert 'data-linenos="50 "' in after
+
+
+def test_the_hook_gives_one_listing_per_step_its_run_control() -> None:
+    """The whole step's listing if the page has one, else its last part; Edit opens the file."""
+    outputs = {f"{stage}.steps.{name}": "x" for stage, name in [
+        ("stage1_callbacks", "callback"), ("stage2_generators", "future"),
+        ("stage2_generators", "taskgroup")]}  # fmt: skip
+    config: dict[str, Any] = {"run_in_page_outputs": outputs}
+    marked = run_in_page.mark_listings(render(run_in_page.tag_listings(LISTINGS)), "en", config)
+    runs = re.findall(r'class="run-listing" data-run="([\w.]+)"(?: data-part="([^"]+)")?', marked)
+    assert runs == [
+        ("stage1_callbacks.steps.callback", "50:61"),
+        ("stage2_generators.steps.future", "fetch"),
+        ("stage2_generators.steps.taskgroup", ""),
+    ]
+    assert marked.count('class="run-button') == 3
+    assert marked.count("The page shows part of this step's file") == 2
+    assert config["run_in_page_found"] == set(outputs)
+
+
+def test_a_step_the_page_shows_only_by_its_output_runs_from_that_block() -> None:
+    """The console block of its run, when the page lists steps of that stage; not otherwise."""
+    page = (
+        LISTINGS
+        + """
+```console
+$ python -m stage1_callbacks.steps.nonblocking
+1 page in 0.050 s
+```
+
+```console
+$ python -m stage1_callbacks.steps.callback
+the loop woke up 3 times
+```
+
+```console
+$ python -m stage1_callbacks.steps.threads
+10 pages in 0.050 s
+```
+"""
     )
-    return (
-        f'<div class="language-python highlight"><pre><span></span><code>{lines}</code></pre></div>'
+    outputs = {
+        "stage1_callbacks.steps.nonblocking": "x",
+        "stage1_callbacks.steps.callback": "x",
+        "stage2_generators.steps.future": "x",
+        "stage2_generators.steps.taskgroup": "x",
+    }
+    config: dict[str, Any] = {"run_in_page_outputs": outputs}
+    marked = run_in_page.mark_listings(render(run_in_page.tag_listings(page)), "en", config)
+    runs = re.findall(r'class="run-listing" data-run="([\w.]+)"(?: data-part="([^"]+)")?', marked)
+    assert ("stage1_callbacks.steps.nonblocking", "output") in runs
+    assert ("stage1_callbacks.steps.callback", "50:61") in runs  # Its listing, not its output.
+    assert marked.count("The page shows what this step prints, not its code") == 1
+    assert marked.count("has none: run it in a terminal") == 1  # threads
+    alone = run_in_page.mark_listings(
+        render(run_in_page.tag_listings(page[len(LISTINGS) :])), "en", config
     )
-
-
-def test_the_hook_marks_a_whole_step_and_only_that() -> None:
-    source = (REPO / "stage1_callbacks/steps/callback.py").read_text(encoding="utf-8")
-    config: dict[str, Any] = {"run_in_page_outputs": {"stage1_callbacks.steps.callback": "x"}}
-    page = rendered(source) + rendered("\n".join(source.splitlines()[:20]))
-    marked = run_in_page.mark_listings(page, "zh", config)
-    assert marked.count('data-run="stage1_callbacks.steps.callback"') == 1
-    assert marked.count('class="run-button') == 1 and "运行" in marked
-    assert config["run_in_page_found"] == {"stage1_callbacks.steps.callback"}
+    assert "data-run" not in alone  # No listing of stage 1 on that page: a comparison.
 
 
 def test_the_hook_says_why_a_thread_step_and_stage_3_run_elsewhere() -> None:
-    threads = (REPO / "stage1_callbacks/steps/threads.py").read_text(encoding="utf-8")
-    stage3 = (REPO / "stage3_asyncio/steps/crawl.py").read_text(encoding="utf-8")
-    marked = run_in_page.mark_listings(rendered(threads) + rendered(stage3), "en", {})
+    page = """
+```python title="stage1_callbacks/steps/threads.py"
+--8<-- "stage1_callbacks/steps/threads.py"
+```
+
+```python title="stage3_asyncio/steps/crawl.py"
+--8<-- "stage3_asyncio/steps/crawl.py"
+```
+"""
+    marked = run_in_page.mark_listings(render(run_in_page.tag_listings(page)), "zh", {})
     assert "data-run" not in marked
-    assert "has none: run it in a terminal" in marked
-    assert "Stage 3 cannot run in the page" in marked
+    assert "请在终端里运行" in marked and "第三阶段不能在页面里运行" in marked
+
+
+def test_the_hook_gives_each_session_of_the_generators_page_a_run_button() -> None:
+    text = GENERATORS.read_text(encoding="utf-8")
+    tagged = run_in_page.tag_sessions(text, "docs/generators.md")
+    assert re.findall(r'data-session="([^"]+)"', tagged) == [
+        f"docs/generators.md:{n}" for n in range(1, 11)
+    ]
+    config: dict[str, Any] = {
+        "run_in_page_outputs": {f"docs/generators.md:{n}": "x" for n in range(1, 11)}
+    }
+    marked = run_in_page.mark_listings(render(tagged), "en", config)
+    assert marked.count('class="run-listing run-session" data-run="docs/generators.md:') == 10
+    assert marked.count('class="run-button') == 10 and 'class="run-edit' not in marked
+    assert marked.count("Run a session here") == 1  # The note, under the first.
+
+
+def test_a_page_whose_only_runs_are_sessions_gets_the_script() -> None:
+    page = type("Page", (), {"url": "generators/"})()
+    body = '<div class="run-listing run-session" data-run="docs/generators.md:1"></div>'
+    output = run_in_page.on_post_page(f"<html><head></head><body>{body}</body></html>", page, {})
+    assert '<script src="../javascripts/run.js" data-root="../">' in output
+    assert 'href="../stylesheets/run.css"' in output

@@ -1,13 +1,42 @@
 """An mkdocs hook that lets a reader run the steps of stages 1 and 2 in the page.
 
-Each listing that shows a whole step module (``stage1_callbacks/steps/*.py``
-or ``stage2_generators/steps/*.py``, as a ``--8<--`` include renders it)
-gets a Run control.  The hook finds those listings in the rendered page,
-whatever the page around them says: a code block whose text is exactly a
-step's file is that step.  The listing's container gets ``data-run="MODULE"``,
-a ``.run-button`` (and Edit, Reset) inside it, and a ``.run-output`` box
-right after the code; ``docs/javascripts/run.js`` does the rest, in a Web
-Worker running ``docs/javascripts/run-worker.js``.
+Each listing that includes a step module (``stage1_callbacks/steps/*.py``
+or ``stage2_generators/steps/*.py``) with ``--8<--``, whole or in part (a
+line range, ``FILE:26:47``, or a named section, ``FILE:future``), gets a
+Run control that runs the whole step.  The hook learns which listings
+those are from the page's Markdown, before it is rendered: a fence whose
+body is one such include gets ``data-step="MODULE"`` (and
+``data-step-part`` for a part) on its rendered block, through the
+brace form of its fence (```` ``` { .python title=... data-step=... } ````),
+which renders the same listing, its line numbers and highlights as
+written.  In the rendered page, the block that gets the controls is the
+listing of the whole step where the page shows it whole, and otherwise
+the last of its parts: the step is a complete program only once the page
+has shown all of it, and the page's own output of the step comes after
+that.  One Run control per step per page.
+
+A page may show a step only by what it prints: a console block that
+docs/hooks/command_output.py wrote for ``<!-- output: python -m STEP -->``
+(it runs first).  When the page lists no part of that step but lists
+steps of the same stage, that block gets the step's Run control
+(``data-part="output"``), and Edit opens the step's file in its place;
+a step that needs threads gets its note there.  So every step a lesson
+page runs can be run, or says why not.
+
+That listing's container gets ``data-run="MODULE"`` (and ``data-part`` for a
+part), a ``.run-button`` (and Edit, Reset) inside it, and a
+``.run-output`` box right after the code; ``docs/javascripts/run.js`` does
+the rest, in a Web Worker running ``docs/javascripts/run-worker.js``.
+Edit opens the whole step file, part or not (``sources`` in the manifest):
+the reader edits the real step, and Run runs the edit.
+
+The generators chapter's ``>>>`` sessions run in the page too: each
+```` ```pycon ```` block gets a Run button (``data-run="docs/generators.md:3"``
+for the third), which runs the page's blocks before it silently, in one
+namespace, then its own, as tests/test_docs.py's doctest runs them, and
+shows what the prompt prints (``shared/page/session.py``).  The first
+session of the page says so in a note.  The other pages' sessions talk
+to real sockets or to a loop on ``selectors``, which the page lacks.
 
 The site carries its own Python, copied in at build time, and fetches
 nothing at run time: Pyodide (the npm registry's ``pyodide`` package,
@@ -23,7 +52,7 @@ check the checksums.
 
 The build also runs each step it found on the command line, in the same
 world with the same seed (``python -m shared.page MODULE``), and writes
-what it printed into ``pyodide/outputs.json``: after a run, the page
+what it printed into ``pyodide/manifest.json``: after a run, the page
 compares its output with it and says whether they match (the browser
 test holds them to it).  A step that starts threads gets no Run button
 but a note: the page's Python has no threads.  Stage 3's step gets a note
@@ -50,6 +79,8 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+
+from shared.page.session import FENCE, is_session, sessions
 
 ROOT = Path(__file__).resolve().parents[2]
 PYODIDE_VERSION = "314.0.8"
@@ -81,19 +112,39 @@ RUNTIME_WHEELS = ["w3lib-2.5.0-py3-none-any.whl", "protego-0.7.0-py3-none-any.wh
 PACKAGES = ["shared", "stage1_callbacks", "stage2_generators", "stage3_asyncio"]
 STEP_DIRS = ["stage1_callbacks/steps", "stage2_generators/steps"]
 STAGE3_STEPS = "stage3_asyncio/steps"
+# The pages whose >>> sessions run in the page: they need only the standard library.
+SESSION_PAGES = ["docs/generators.md", "docs/generators.zh.md"]
 FOLDER = "pyodide"  # In the built site.
 OUTPUTS = "run_in_page_outputs"  # Config keys: the command line's outputs, the pages' steps.
 FOUND = "run_in_page_found"
-# A rendered code block: Material's <div class="language-X highlight">, up to its </pre></div>.
-CODE_BLOCK = re.compile(
-    r'<div class="language-(?P<lang>[\w-]+) highlight">(?P<inner>.*?)</pre></div>', re.DOTALL
+# A fence whose body is one include of a Python file, whole or in part, as a listing is written.
+INCLUDE_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})[ \t]*(?P<info>[^`\n]*)\n"
+    r'(?P<body>(?P=indent)--8<-- "(?P<file>[^":]+\.py)(?::(?P<part>[^"]+))?"[ \t]*\n)'
+    r"(?P=indent)(?P=fence)[ \t]*$",
+    re.MULTILINE,
 )
-CODE = re.compile(r"<code>(?P<code>.*?)</code>", re.DOTALL)
-TAG = re.compile(r"<[^>]+>")
+# A console block as docs/hooks/command_output.py writes a step's run: its command first.
+OUTPUT_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,})console\n"
+    r"(?P=indent)\$ python -m (?P<module>stage[123]_\w+\.steps\.\w+)\n",
+    re.MULTILINE,
+)
+OUTPUT = "output"  # The data-step-part of a step's console block.
+# A rendered code block: Material's <div class="language-X highlight" ...>, up to its </pre></div>.
+CODE_BLOCK = re.compile(
+    r'<div class="language-(?P<lang>[\w-]+) highlight"(?P<attrs>[^>]*)>(?P<inner>.*?)</pre></div>',
+    re.DOTALL,
+)
+ATTRIBUTE = re.compile(r'\s(?P<name>data-(?:step|step-part|session))="(?P<value>[^"]*)"')
 
 WORDS = {
     "en": {
         "run": "Run", "edit": "Edit", "reset": "Reset",
+        "part": "The page shows part of this step's file; Run runs all of it, and Edit "
+                "opens the whole file. ",
+        "output": "The page shows what this step prints, not its code; Run runs it, and "
+                  "Edit opens its file. ",
         "runs": (
             "Run it here: Python {python} in your browser (Pyodide {pyodide}), in the "
             "simulated world of <code>python -m shared.page {module}</code>: the test site on "
@@ -118,9 +169,20 @@ WORDS = {
             "terminal: <code>python -m {module}</code>."
         ),
         "noscript": "The Run button needs JavaScript.",
+        "session": (
+            "Run a session here: Python {python} in your browser (Pyodide {pyodide}). The Run "
+            "button under a session runs the sessions above it first, silently, in one "
+            "namespace, as the tests do, then its own, and shows what the prompt prints; "
+            "where the page writes <code>...</code> in a traceback, the prompt prints the "
+            "frames. <code>python -m shared.page {page}:N</code> prints the same lines in a "
+            "terminal for the session numbered N."
+        ),
     },
     "zh": {
         "run": "运行", "edit": "编辑", "reset": "还原",
+        "part": "页面上列出的只是这一步文件的一部分；“运行”会运行整个文件，“编辑”打开完整的文件。",
+        "output": "页面上列出的是这一步打印的内容，不是它的代码；“运行”运行它，"
+                  "“编辑”打开它的文件。",
         "runs": (
             "可以在这里运行：浏览器里的 Python {python}（Pyodide {pyodide}），跑在 "
             "<code>python -m shared.page {module}</code> 的模拟世界里：测试站点挂在内存中的"
@@ -141,6 +203,13 @@ WORDS = {
             "里运行：<code>python -m {module}</code>。"
         ),
         "noscript": "“运行”按钮需要 JavaScript。",
+        "session": (
+            "可以在这里运行这些会话：浏览器里的 Python {python}（Pyodide {pyodide}）。会话下面的"
+            "“运行”按钮先在同一个命名空间里悄悄运行它上面的会话，和测试的做法一样，再运行它自己，"
+            "显示提示符下打印的内容；页面上回溯里写成 <code>...</code> 的地方，提示符会打印出各个"
+            "栈帧。在终端里运行 <code>python -m shared.page {page}:N</code>，打印的是第 N 个会话，"
+            "行行相同。"
+        ),
     },
 }  # fmt: skip
 
@@ -157,12 +226,6 @@ def step_files() -> dict[str, str]:
                 module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
                 found[module] = path.read_text(encoding="utf-8")
     return found
-
-
-def code_text(inner: str) -> str:
-    """Return the text of a rendered code block's ``<code>``, tags and line numbers gone."""
-    match = CODE.search(inner)
-    return html.unescape(TAG.sub("", match["code"])) if match else ""
 
 
 def needs_threads(source: str) -> bool:
@@ -199,10 +262,11 @@ def command_line_output(module: str, config: dict[str, Any]) -> str:
     return outputs[module]
 
 
-def controls(module: str, lang: str, output: str, source: str) -> str:
+def controls(module: str, lang: str, output: str, source: str, part: str) -> str:
     """Return the HTML of a runnable listing's toolbar and output box."""
     words = WORDS[lang]
-    note = words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
+    note = words["output"] if part == OUTPUT else words["part"] if part else ""
+    note += words["runs"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, module=module)
     if "HTTP/1.1 " in output:
         note += words["http11"]
     if "links_to_follow" in source:  # It crawls: shared/page/run.py sorts the links.
@@ -219,18 +283,132 @@ def controls(module: str, lang: str, output: str, source: str) -> str:
     )
 
 
+def step_module(file: str) -> str | None:
+    """Return the module of a step file of stages 1, 2 or 3 (a path in the repo), or None."""
+    path = Path(file)
+    if path.parent.as_posix() not in [*STEP_DIRS, STAGE3_STEPS] or path.stem == "__init__":
+        return None
+    return ".".join(path.with_suffix("").parts) if (ROOT / path).is_file() else None
+
+
+def tag_listings(markdown: str) -> str:
+    """Tag each fence that includes a step, whole or in part, with its module.
+
+    The fence is rewritten in superfences' brace form, with the same
+    language and options, plus ``data-step`` and ``data-step-part``
+    attributes, which attr_list puts on the rendered block.
+    """
+
+    def tag(match: re.Match[str]) -> str:
+        module = step_module(match["file"])
+        info = match["info"].strip()
+        if module is None or not info or info.startswith("{"):
+            return match[0]
+        language, _, options = info.partition(" ")
+        if language not in ("python", "py"):
+            return match[0]
+        attributes = f'data-step="{module}"'
+        if match["part"]:
+            attributes += f' data-step-part="{html.escape(match["part"])}"'
+        head = f"{match['indent']}{match['fence']}{{ .{language} {options} {attributes} }}"
+        return f"{head}\n{match['body']}{match['indent']}{match['fence']}"
+
+    def tag_output(match: re.Match[str]) -> str:
+        module = match["module"]
+        attributes = f'data-step="{module}" data-step-part="{OUTPUT}"'
+        head = f"{match['indent']}{match['fence']}{{ .console {attributes} }}\n"
+        return head + match[0].split("\n", 1)[1]
+
+    markdown = INCLUDE_FENCE.sub(tag, markdown)
+    return OUTPUT_FENCE.sub(tag_output, markdown)
+
+
+def tag_sessions(markdown: str, page: str) -> str:
+    """Tag each ```pycon block of a page whose sessions run here with ``data-session``.
+
+    Raises PluginError when the blocks differ from those of the page's
+    file, which the page's run reads (another hook changed them).
+    """
+    if sessions(markdown) != sessions((ROOT / page).read_text(encoding="utf-8")):
+        raise PluginError(f"{page}: its >>> sessions changed before rendering")
+    numbers = iter(range(1, len(sessions(markdown)) + 1))
+
+    def tag(match: re.Match[str]) -> str:
+        if match["lang"] != "pycon" or not sessions(match[0]):
+            return match[0]
+        info = f'{match["info"].strip()} data-session="{page}:{next(numbers)}"'
+        head = f"{match['indent']}{match['fence']}{{ .pycon {info} }}\n"
+        return head + match[0].split("\n", 1)[1]
+
+    return FENCE.sub(tag, markdown)
+
+
+def tagged(attrs: str) -> tuple[str | None, str]:
+    """Return the step module and part a rendered block was tagged with (None, "" if none)."""
+    found = {match["name"]: html.unescape(match["value"]) for match in ATTRIBUTE.finditer(attrs)}
+    if "data-session" in found:
+        return found["data-session"], ""
+    return found.get("data-step"), found.get("data-step-part", "")
+
+
+def session_listing(block: str, reference: str, lang: str, first: bool) -> str:
+    """Return a session's block with its Run button and output box (and the note, if first)."""
+    words = WORDS[lang]
+    note = ""
+    if first:
+        page = reference.rpartition(":")[0]
+        text = words["session"].format(python=PYTHON_VERSION, pyodide=PYODIDE_VERSION, page=page)
+        note = f'<p class="run-note">{text}<noscript> {words["noscript"]}</noscript></p>'
+    return (
+        f'<div class="run-listing run-session" data-run="{reference}">{block}'
+        '<div class="run-bar">'
+        f'<button type="button" class="run-button md-button" disabled>{words["run"]}</button>'
+        '<span class="run-status" aria-live="polite"></span>'
+        f'</div>{note}<div class="run-output" hidden></div></div>'
+    )
+
+
+def chosen_blocks(blocks: list[tuple[str | None, str]], steps: dict[str, str]) -> dict[str, int]:
+    """Return, for each step of a page's tagged blocks, the index of the block that runs it.
+
+    The whole step's listing, else the last of its parts, else its output
+    (when the page lists steps of the same stage).
+    """
+
+    def rank(part: str) -> int:
+        return 2 if part == OUTPUT else 1 if part else 0
+
+    listed = {module.split(".")[0] for module, part in blocks if module and part != OUTPUT}
+    chosen: dict[str, int] = {}
+    for index, (module, part) in enumerate(blocks):
+        if module not in steps or (part == OUTPUT and module.split(".")[0] not in listed):
+            continue
+        if module not in chosen or rank(part) <= rank(blocks[chosen[module]][1]):
+            chosen[module] = index
+    return chosen
+
+
 def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
-    """Give each whole-step listing of a rendered page its Run control, or a note why not."""
+    """Give each step a rendered page shows its Run control, or a note why it has none.
+
+    One listing per step gets it: see ``chosen_blocks``.
+    """
     steps = step_files()
     found: set[str] = config.setdefault(FOUND, set())
+    blocks = [tagged(match["attrs"]) for match in CODE_BLOCK.finditer(output)]
+    chosen = chosen_blocks(blocks, steps)
+    counter = iter(range(len(blocks)))
+
+    first_session = next((module for module, _ in blocks if module and is_session(module)), None)
 
     def mark(match: re.Match[str]) -> str:
-        block = match[0]
-        if match["lang"] not in ("python", "py"):
-            return block
-        text = code_text(match["inner"]).strip("\n")
-        module = next((m for m, source in steps.items() if source.strip("\n") == text), None)
-        if module is None:
+        index, block = next(counter), match[0]
+        module, part = blocks[index]
+        if module is not None and is_session(module):
+            found.add(module)
+            command_line_output(module, config)
+            return session_listing(block, module, lang, first=module == first_session)
+        if module is None or chosen.get(module) != index:
             return block
         words = WORDS[lang]
         if module.startswith("stage3_asyncio."):
@@ -241,9 +419,10 @@ def mark_listings(output: str, lang: str, config: dict[str, Any]) -> str:
             return f'{block}<p class="run-note run-elsewhere">{note}</p>'
         found.add(module)
         shown = command_line_output(module, config)
+        where = f' data-part="{html.escape(part)}"' if part else ""
         return (
-            f'<div class="run-listing" data-run="{module}">{block}'
-            f"{controls(module, lang, shown, steps[module])}</div>"
+            f'<div class="run-listing" data-run="{module}"{where}>{block}'
+            f"{controls(module, lang, shown, steps[module], part)}</div>"
         )
 
     return CODE_BLOCK.sub(mark, output)
@@ -308,15 +487,22 @@ def wheel(name: str) -> Path:
 
 
 def project_zip() -> bytes:
-    """Return a zip of the project's modules (their tests left out), as the page imports them."""
+    """Return a zip of the project's modules (their tests left out), as the page imports them.
+
+    The pages whose sessions run in the page are in it too: a session reads its blocks there.
+    """
+    names = [
+        path.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "tests" not in path.relative_to(ROOT).parts
+    ]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for package in PACKAGES:
-            for path in sorted((ROOT / package).rglob("*.py")):
-                if "tests" not in path.relative_to(ROOT).parts:
-                    info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), (2026, 1, 1, 0, 0, 0))
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    archive.writestr(info, path.read_bytes())
+        for name in [*names, *SESSION_PAGES]:
+            info = zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, (ROOT / name).read_bytes())
     return buffer.getvalue()
 
 
@@ -357,15 +543,23 @@ def copy_python(folder: Path) -> dict[str, Any]:
 # --- The hook's events ---------------------------------------------------------------
 
 
+def on_page_markdown(markdown: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
+    """Tag the page's listings of steps and sessions, before snippets and superfences run."""
+    source = f"docs/{page.file.src_uri}"
+    if source in SESSION_PAGES:
+        markdown = tag_sessions(markdown, source)
+    return tag_listings(markdown)
+
+
 def on_page_content(output: str, page: Any, config: dict[str, Any], **kwargs: object) -> str:
-    """Give the page's whole-step listings their Run controls."""
+    """Give the page's listings of steps and sessions their Run controls."""
     lang = "zh" if page.file.src_uri.endswith(".zh.md") else "en"
     return mark_listings(output, lang, config)
 
 
 def on_post_page(output: str, page: Any, config: dict[str, Any]) -> str:
     """Give a page with a runnable listing its script and style sheet."""
-    if 'class="run-listing"' not in output:
+    if 'class="run-listing' not in output:
         return output
     root = "../" * page.url.count("/")
     head = f'<link rel="stylesheet" href="{root}stylesheets/run.css">\n'
@@ -383,6 +577,10 @@ def on_post_build(config: dict[str, Any], **kwargs: object) -> None:
     manifest = copy_python(folder)
     outputs = {module: config[OUTPUTS][module] for module in sorted(config[FOUND])}
     manifest["outputs"] = outputs
+    steps = step_files()
+    manifest["sources"] = {  # What Edit opens.
+        module: steps[module] for module in outputs if not is_session(module)
+    }
     (folder / "manifest.json").write_text(
         json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8"
     )

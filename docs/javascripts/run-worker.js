@@ -66,8 +66,11 @@ async function boot(manifest) {
   pyodide.FS.mkdirTree(HOME);
   pyodide.unpackArchive(archives[0], "zip", { extractDir: HOME });
   archives.slice(1).forEach(wheel => pyodide.unpackArchive(wheel, "zip", { extractDir: site }));
+  // Each run imports the project's modules afresh (shared/page/run.py): with their
+  // bytecode kept in the worker's memory, only the first run compiles them.
   pyodide.runPython(`
 import os, sys
+sys.dont_write_bytecode = False
 sys.path.insert(0, ${JSON.stringify(HOME)})
 os.chdir(${JSON.stringify(HOME)})
 from shared.page.run import page_run

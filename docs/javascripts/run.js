@@ -1,9 +1,16 @@
 /* Run a step where the page shows it: the Run, Edit and Reset buttons of each listing.
 
-   docs/hooks/run_in_page.py marks each listing that shows a whole step
-   (<div class="run-listing" data-run="MODULE">) and puts the buttons and
-   an output box in it.  This script wires them up.  All the Python runs in
-   one Web Worker per page (run-worker.js): the first Run boots it, with a
+   docs/hooks/run_in_page.py marks one listing of each step a page shows
+   (<div class="run-listing" data-run="MODULE">, with data-part="26:47" or
+   data-part="SECTION" when it shows only part of the step) and puts the
+   buttons and an output box in it.  Run runs the whole step; Edit opens the
+   whole step file in place of the listing (for a part, the file comes from
+   pyodide/manifest.json), and Reset brings the listing back.  A ">>>"
+   session of the generators chapter (class "run-session",
+   data-run="docs/generators.md:3") has Run only: it runs the sessions
+   above it, then its own, as the tests' doctest does.  This script wires
+   them up.  All the Python runs in one Web Worker per page
+   (run-worker.js): the first Run boots it, with a
    progress bar and the time it took; later runs start at once.  What the
    step prints is streamed into the output box, then compared with what
    `python -m shared.page MODULE` printed in a terminal when the site was
@@ -29,10 +36,15 @@
       edited: "You changed the step: this is your version's output.",
       stopped: "Stopped. The next run starts Python again.",
       failed: "Python could not start in this page: ",
+      noFile: "The step's file could not be loaded: ",
       replay: "Open this run in the replay player",
       noJournal: "This step runs on stage 1's loop, which keeps no journal: the replay player " +
         "steps through runs of stage 2's own loop (the taskgroup and timeout steps).",
       editLabel: m => `The source of ${m}, to edit`,
+      sessionSame: "Each input printed what the page shows, as the tests' doctest compares them.",
+      sessionDiffers: "Some inputs printed other than the page shows, as the tests' doctest " +
+        "compares them.",
+      sessionRan: s => `Ran in ${s} s, after the sessions above it.`,
     },
     zh: {
       run: "运行", stop: "停止", edit: "编辑", reset: "还原",
@@ -47,10 +59,14 @@
       edited: "你改过这一步：这是你改的版本的输出。",
       stopped: "已停止。下次运行会重新启动 Python。",
       failed: "Python 没能在这个页面里启动：",
+      noFile: "没能载入这一步的文件：",
       replay: "在回放播放器里打开这次运行",
       noJournal: "这一步跑在第一阶段的事件循环上，那个循环不记日志；回放播放器只能逐步回放第二阶段" +
         "自己的事件循环（taskgroup 和 timeout 这两步）。",
       editLabel: m => `${m} 的源代码，可以编辑`,
+      sessionSame: "按测试里 doctest 的比较方法，每个输入打印的都和页面上写的一样。",
+      sessionDiffers: "按测试里 doctest 的比较方法，有的输入打印的和页面上写的不一样。",
+      sessionRan: s => `先运行了上面的会话，再运行这一个，用时 ${s} 秒。`,
     },
   };
 
@@ -192,7 +208,8 @@
       this.module = box.dataset.run;
       this.pre = box.querySelector(".highlight pre");
       this.code = this.pre.querySelector("code");
-      this.original = this.code.textContent.replace(/\n$/, "");
+      this.part = box.dataset.part || null;
+      this.original = null; // The whole step's text, once Edit has opened it.
       this.button = box.querySelector(".run-button");
       this.editButton = box.querySelector(".run-edit");
       this.resetButton = box.querySelector(".run-reset");
@@ -200,36 +217,67 @@
       this.output = box.querySelector(".run-output");
       this.editor = null;
       this.running = null;
-      this.button.disabled = this.editButton.disabled = false;
+      this.session = box.classList.contains("run-session"); // A >>> session: Run only.
+      this.button.disabled = false;
       this.button.addEventListener("click", () => (this.running ? this.stop() : this.run()));
-      this.editButton.addEventListener("click", () => this.edit());
-      this.resetButton.addEventListener("click", () => this.reset());
+      if (this.editButton) {
+        this.editButton.disabled = false;
+        this.editButton.addEventListener("click", () => this.edit());
+        this.resetButton.addEventListener("click", () => this.reset());
+      }
     }
 
     source() {
-      return this.editor ? this.editor.value : this.original;
+      return this.editor ? this.editor.value : null;
+    }
+
+    edited() {
+      return Boolean(this.editor) && this.editor.value !== this.original;
+    }
+
+    /* The whole step file: the listing's own text, or, for a part, the manifest's copy. */
+    wholeFile() {
+      if (!this.part) return Promise.resolve(this.code.textContent.replace(/\n$/, ""));
+      return getManifest().then(data => data.sources[this.module]);
     }
 
     edit() {
       if (this.editor) { this.editor.focus(); return; }
-      const editor = document.createElement("textarea");
-      editor.className = "run-editor";
-      editor.spellcheck = false;
-      editor.value = this.original;
-      editor.rows = Math.min(40, this.original.split("\n").length + 1);
-      editor.setAttribute("aria-label", w.editLabel(this.module));
-      editor.addEventListener("keydown", event => {
-        if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
-          event.preventDefault();
-          editor.setRangeText("    ", editor.selectionStart, editor.selectionEnd, "end");
-        }
-      });
-      this.pre.hidden = true;
-      this.pre.after(editor);
-      this.editor = editor;
-      this.editButton.hidden = true;
-      this.resetButton.hidden = false;
-      editor.focus();
+      this.editButton.disabled = true;
+      this.wholeFile().then(text => {
+        this.original = text;
+        const editor = document.createElement("textarea");
+        editor.className = "run-editor";
+        editor.spellcheck = false;
+        editor.value = text;
+        editor.rows = Math.min(40, text.split("\n").length + 1);
+        editor.setAttribute("aria-label", w.editLabel(this.module));
+        editor.addEventListener("keydown", event => {
+          if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
+            event.preventDefault();
+            editor.setRangeText("    ", editor.selectionStart, editor.selectionEnd, "end");
+          }
+        });
+        this.pre.hidden = true;
+        this.pre.after(editor);
+        this.editor = editor;
+        this.editButton.hidden = true;
+        this.resetButton.hidden = false;
+        this.showShownPart(editor, text);
+      }).catch(error => {
+        this.status.textContent = w.noFile + error.message;
+      }).finally(() => { this.editButton.disabled = false; });
+    }
+
+    /* Put the caret where the listing the page showed begins, and scroll there. */
+    showShownPart(editor, text) {
+      const first = this.code.textContent.split("\n").find(line => line.trim()) || "";
+      const at = Math.max(0, text.indexOf(first.trim()));
+      const line = text.slice(0, at).split("\n").length - 1;
+      editor.focus({ preventScroll: true });
+      editor.setSelectionRange(at, at);
+      editor.scrollTop = line * parseFloat(getComputedStyle(editor).lineHeight);
+      editor.scrollIntoView({ block: "nearest" });
     }
 
     reset() {
@@ -246,7 +294,7 @@
 
     run() {
       const source = this.source();
-      const edited = source !== this.original;
+      const edited = this.edited();
       this.box.classList.add("running");
       this.button.textContent = w.stop;
       this.output.hidden = false;
@@ -289,8 +337,11 @@
         this.done();
         return;
       }
-      const lines = [w.ran(seconds(message.seconds), message.virtual.toFixed(3))];
-      if (message.status !== 0) lines.unshift(w.status(message.status));
+      const verdict = message.status === 0 ? w.sessionSame : w.sessionDiffers;
+      const lines = this.session
+        ? [verdict, w.sessionRan(seconds(message.seconds))]
+        : [w.ran(seconds(message.seconds), message.virtual.toFixed(3))];
+      if (message.status !== 0 && !this.session) lines.unshift(w.status(message.status));
       const about = document.createElement("p");
       about.className = "run-about";
       about.textContent = lines.join(" ");

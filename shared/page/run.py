@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from shared.page.session import is_session, run_session
 from shared.page.world import PageWorld
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -277,7 +278,14 @@ def keep_journal() -> Any:
 def page_run(
     module: str, source: str | None, write: Callable[[str], object], journal: bool
 ) -> tuple[int, float, str | None]:
-    """Run a step for the page's worker: (exit status, virtual seconds, journal as JSON or None)."""
+    """Run a step for the page's worker: (exit status, virtual seconds, journal as JSON or None).
+
+    ``module`` may name a page's ``>>>`` session instead (``docs/PAGE.md:N``,
+    see ``session.py``): its status is 1 when an input printed other than
+    the page shows.
+    """
+    if is_session(module):
+        return run_session(module, write).status, 0.0, None
     edit = source if isinstance(source, str) else None  # JavaScript's null is not None.
     outcome = run_step(module, write, edit, journal=journal)
     kept = None if outcome.journal is None else json.dumps(outcome.journal, ensure_ascii=False)
