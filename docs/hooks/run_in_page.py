@@ -146,27 +146,22 @@ WORDS = {
         "output": "The page shows what this step prints, not its code; Run runs it, and "
                   "Edit opens its file. ",
         "runs": (
-            "Run it here: Python {python} in your browser (Pyodide {pyodide}), in the "
-            "simulated world of <code>python -m shared.page {module}</code>: the test site on "
-            "an in-memory network, 50 ms an answer, a virtual clock. Its times are virtual, "
-            "so they differ from a run on real sockets; that command prints the very same "
-            "lines in a terminal."
+            "Run runs this step in your browser (Python {python}, Pyodide {pyodide}) against "
+            "a simulated test site, 50 ms an answer, on a virtual clock: its times are "
+            "virtual. In a terminal, <code>python -m shared.page {module}</code> prints the "
+            "same lines."
         ),
-        "http11": " The simulated server answers in HTTP/1.1, where the real test site "
-                  "answers an HTTP/1.0 request in HTTP/1.0.",
-        "sorted": " In this world the new links of a page are fetched in sorted order; on "
-                  "real sockets they come in the order of a set of strings, which follows "
-                  "their hashes, and those differ from one Python to another.",
+        "http11": " Its server answers in HTTP/1.1, the real test site in HTTP/1.0.",
+        "sorted": " Here a page's new links are fetched in sorted order, not in a set's "
+                  "order, which differs from one Python to another.",
         "threads": (
             "This step starts threads, and the Python in the page has none: run it in a "
             "terminal, <code>python -m {module}</code>."
         ),
         "stage3": (
-            "Stage 3 cannot run in the page. It needs aiohttp 3.14 or later; the Python this "
-            "site carries (Pyodide {pyodide}, from the npm registry) holds only Python and "
-            "its standard library, and Pyodide's own build of aiohttp, 3.13.5, is older and "
-            "kept apart from that package, where the page fetches nothing. Run it in a "
-            "terminal: <code>python -m {module}</code>."
+            "Stage 3 does not run in the page: it needs aiohttp 3.14, which the Python in "
+            "the page (Pyodide {pyodide}) does not have. Run it in a terminal: "
+            "<code>python -m {module}</code>."
         ),
         "noscript": "The Run button needs JavaScript.",
         "session": (
@@ -184,23 +179,20 @@ WORDS = {
         "output": "页面上列出的是这一步打印的内容，不是它的代码；“运行”运行它，"
                   "“编辑”打开它的文件。",
         "runs": (
-            "可以在这里运行：浏览器里的 Python {python}（Pyodide {pyodide}），跑在 "
-            "<code>python -m shared.page {module}</code> 的模拟世界里：测试站点挂在内存中的"
-            "网络上，每个应答 50 毫秒，时钟是虚拟的。所以打印的时间是虚拟时间，和真实套接字上"
-            "的运行不同；在终端里运行这条命令，打印的行一模一样。"
+            "“运行”在你的浏览器里运行这一步（Python {python}，Pyodide {pyodide}），对着一个"
+            "模拟的测试站点，每个应答 50 毫秒，时钟是虚拟的，所以打印的时间也是虚拟的。在终端里，"
+            "<code>python -m shared.page {module}</code> 打印的行和这里一样。"
         ),
-        "http11": "模拟的服务器用 HTTP/1.1 应答；真实的测试站点对 HTTP/1.0 请求用 HTTP/1.0 应答。",
-        "sorted": "在这个世界里，一个页面上的新链接按排序后的顺序抓取；在真实的套接字上，它们的顺序"
-                  "是字符串集合的顺序，取决于字符串的哈希值，而不同的 Python 算出的哈希值不一样。",
+        "http11": "它的服务器用 HTTP/1.1 应答，真实的测试站点用 HTTP/1.0。",
+        "sorted": "在这里，一个页面的新链接按排好的顺序抓取，而不是按集合的顺序（集合的顺序因 Python "
+                  "而异）。",
         "threads": (
             "这一步要启动线程，而页面里的 Python 没有线程：请在终端里运行 "
             "<code>python -m {module}</code>。"
         ),
         "stage3": (
-            "第三阶段不能在页面里运行。它需要 aiohttp 3.14 或更新的版本；本站自带的 Python"
-            "（来自 npm 仓库的 Pyodide {pyodide}）只有 Python 和它的标准库，而 Pyodide 自己"
-            "编译的 aiohttp 是 3.13.5，版本更旧，也不在这个包里，页面又什么都不下载。请在终端"
-            "里运行：<code>python -m {module}</code>。"
+            "第三阶段不能在页面里运行：它需要 aiohttp 3.14，而页面里的 Python（Pyodide "
+            "{pyodide}）没有。请在终端里运行：<code>python -m {module}</code>。"
         ),
         "noscript": "“运行”按钮需要 JavaScript。",
         "session": (
