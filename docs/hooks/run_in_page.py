@@ -184,8 +184,8 @@ WORDS = {
             "<code>python -m shared.page {module}</code> 打印的行和这里一样。"
         ),
         "http11": "它的服务器用 HTTP/1.1 应答，真实的测试站点用 HTTP/1.0。",
-        "sorted": "在这里，一个页面的新链接按排好的顺序抓取，而不是按集合的顺序（集合的顺序因 Python "
-                  "而异）。",
+        "sorted": "在这里，一个页面的新链接按排好的顺序抓取，"
+                  "而不是按集合的顺序（集合的顺序因 Python 而异）。",
         "threads": (
             "这一步要启动线程，而页面里的 Python 没有线程：请在终端里运行 "
             "<code>python -m {module}</code>。"
