@@ -451,6 +451,12 @@ def fetch(command: list[str], path: Path, expected: str) -> Path:
     path.unlink(missing_ok=True)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise PluginError(
+            f"{command[0]} not found: the site carries its own Python, which the first "
+            f"build fetches with `{' '.join(command[:3])}`; install {command[0]} (Node.js) "
+            "and build again"
+        ) from None
     except (OSError, subprocess.TimeoutExpired) as error:
         raise PluginError(f"{' '.join(command)}: {error}") from None
     if done.returncode != 0:
