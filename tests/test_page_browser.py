@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,16 +87,7 @@ def context(browser: Any, site: str) -> Iterator[Any]:
     """A browser window that may reach only the site's server; it counts what it blocked."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
     context.outside = []
-    netloc = urllib.parse.urlsplit(site).netloc
-
-    def only_the_site(route: Any) -> None:
-        if urllib.parse.urlsplit(route.request.url).netloc == netloc:
-            route.continue_()
-        else:
-            context.outside.append(route.request.url)
-            route.abort("blockedbyclient")
-
-    context.route("**/*", only_the_site)
+    test_site_browser.block_all_but(context, site, context.outside)
     yield context
     context.close()
 

@@ -179,18 +179,23 @@ def window(browser: Any, site_url: str) -> Iterator[Window]:
     context = browser.new_context(viewport={"width": WIDTH, "height": 900}, service_workers="block")
     context.add_init_script(OPEN_SHADOW_ROOTS)
     window = Window(context)
+    block_all_but(context, site_url, window.outside_requests)
+    yield window
+    context.close()
+
+
+def block_all_but(context: Any, site_url: str, blocked: list[str]) -> None:
+    """Let ``context`` reach only the server of ``site_url``; note other URLs in ``blocked``."""
     site = urllib.parse.urlsplit(site_url).netloc
 
     def only_the_site(route: Any) -> None:
         if urllib.parse.urlsplit(route.request.url).netloc == site:
             route.continue_()
         else:
-            window.outside_requests.append(route.request.url)
+            blocked.append(route.request.url)
             route.abort("blockedbyclient")
 
     context.route("**/*", only_the_site)
-    yield window
-    context.close()
 
 
 @pytest.fixture(scope="module")

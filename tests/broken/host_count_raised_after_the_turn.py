@@ -23,7 +23,7 @@ from stage1_callbacks.crawler import HostLine, Job
 from stage2_generators import loop as event_loop
 from stage2_generators.tasks import sleep, wait_for
 from tests.acceptance import AcceptanceTests
-from tests.broken import READ_POLITENESS, Race, broken_stage
+from tests.broken import READ_POLITENESS, Race, broken_stage, start_fetcher
 
 LEVEL = 5
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
@@ -89,15 +89,7 @@ class HostCountRaisedAfterTheTurnCallbacks(stage1_callbacks.Crawler):
             self.loop.call_later(wait, self.when_due, job)
             return
         self.host_lines[origin_of(job.url)].in_flight += 1  # The bug: ...raised once due.
-        fetcher = self.make_fetcher(job)
-        try:
-            fetcher.start()
-        except Exception as error:
-            fetcher.close()
-            self.free_slot(job.url)
-            self.end_with_crash(job, error)
-            return
-        self.jobs[fetcher] = job
+        start_fetcher(self, job)
 
 
 class TestCallbacks(AcceptanceTests):

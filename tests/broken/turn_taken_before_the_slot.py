@@ -21,7 +21,7 @@ from stage1_callbacks.crawler import HostLine, Job
 from stage2_generators import loop as event_loop
 from stage2_generators.tasks import sleep, wait_for
 from tests.acceptance import AcceptanceTests
-from tests.broken import READ_POLITENESS, Race, broken_stage
+from tests.broken import READ_POLITENESS, Race, broken_stage, start_fetcher
 
 LEVEL = 5
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
@@ -77,15 +77,7 @@ class TurnTakenBeforeTheSlotCallbacks(stage1_callbacks.Crawler):
             self.start(line.waiting.popleft())
 
     def start(self, job: Job) -> None:
-        fetcher = self.make_fetcher(job)
-        try:
-            fetcher.start()
-        except Exception as error:
-            fetcher.close()
-            self.free_slot(job.url)
-            self.end_with_crash(job, error)
-            return
-        self.jobs[fetcher] = job
+        start_fetcher(self, job)
 
 
 class TestCallbacks(AcceptanceTests):
