@@ -320,7 +320,9 @@ def simulated_world(args: argparse.Namespace, roots: list[str]) -> Any:
 
     latency = (args.latency or 0.0) / 1000
     conditions = Conditions(latency=latency, loss=args.loss or 0.0)
-    return World(args.seed or 0, conditions)
+    # No note of each request heard: the tests read it, a crawl of millions
+    # of URLs would hold a few hundred bytes for each of them.
+    return World(args.seed or 0, conditions, keep_heard=False)
 
 
 @contextlib.contextmanager

@@ -133,7 +133,7 @@ class Scripted:
         return iter(self.scripts.get(target, self.not_found)())
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)  # Slots: a crawl of a million pages hears two million.
 class Heard:
     """One request as its server heard it: when, at which server, what, and when answered.
 
@@ -161,7 +161,9 @@ Event = tuple[float, float, int, Callable[[], None], "SimSocket | None"]
 class Network:
     """Deliver bytes between simulated sockets and servers at virtual times."""
 
-    def __init__(self, clock: Any, rng: random.Random, conditions: Conditions) -> None:
+    def __init__(
+        self, clock: Any, rng: random.Random, conditions: Conditions, keep_heard: bool = True
+    ) -> None:
         self.clock = clock  # A VirtualClock: .now, and advance_to().
         self.rng = rng  # Draws each connection's latency and fate.
         self.conditions = conditions
@@ -169,7 +171,9 @@ class Network:
         self.sockets: dict[int, SimSocket] = {}  # Open sockets, by descriptor.
         self.events: list[Event] = []  # A heap, earliest first.
         self.sequence = itertools.count()
-        # What the servers heard, in order, and how busy each was ("host:port").
+        # What the servers heard, in order (empty unless keep_heard), and how
+        # busy each was ("host:port").
+        self.keep_heard = keep_heard
         self.heard: list[Heard] = []
         self.in_hand: Counter[str] = Counter()  # Requests heard and not answered yet.
         self.most_in_hand: Counter[str] = Counter()
@@ -210,7 +214,8 @@ class Network:
     def hear(self, server: str, target: str, fate: str) -> Heard:
         """Note that ``server`` heard a request for ``target`` now, to meet ``fate``."""
         heard = Heard(self.clock.now, next(self.moments), server, target, fate)
-        self.heard.append(heard)
+        if self.keep_heard:
+            self.heard.append(heard)
         self.in_hand[server] += 1
         self.most_in_hand[server] = max(self.most_in_hand[server], self.in_hand[server])
         return heard
@@ -276,7 +281,8 @@ class Connection:
         self.received = b""  # Bytes of requests not answered yet.
         self.busy = False  # A request is being answered.
         self.over = False  # The server is done with the connection: nothing more is read.
-        self.answers = 0  # Answers sent: which idle spell a closing timer belongs to.
+        self.idle_since: float | None = None  # When the last answer was out, while idle.
+        self.closing = False  # A timer is set to close the connection once idle too long.
 
     def take(self, data: bytes) -> None:
         """Take bytes the client sent; answer a request once its head is complete."""
@@ -289,7 +295,7 @@ class Connection:
         head, blank, rest = self.received.partition(b"\r\n\r\n")
         if self.busy or self.over or not blank:
             return
-        self.received, self.busy = rest, True
+        self.received, self.busy, self.idle_since = rest, True, None
         request = parse_request(head)
         fate, self.fate = self.fate, "answered"
         if isinstance(self.site, Scripted):
@@ -345,19 +351,31 @@ class Connection:
         return when
 
     def idle(self) -> None:
-        """Wait for the next request on a kept connection; close it if none comes in time."""
+        """Wait for the next request on a kept connection; close it if none comes in time.
+
+        A connection has one closing timer at most, not one for each answer:
+        a crawl that reuses its connections for a million requests would
+        otherwise hold a million timers, each waiting out KEEP_ALIVE.
+        """
         self.busy = False
-        self.answers += 1
-        spell = self.answers
-        later = self.network.clock.now + KEEP_ALIVE
-        self.network.at(later, lambda: self.close_if_idle(spell), only_for=self.client)
+        self.idle_since = self.network.clock.now
+        if not self.closing:
+            self.closing = True
+            self.network.at(self.idle_since + KEEP_ALIVE, self.close_if_idle, self.client)
         self.serve_next()  # A request that came while the answer was on its way.
 
-    def close_if_idle(self, spell: int) -> None:
-        """Close the connection if no request came since idle spell ``spell`` began."""
-        if self.answers == spell and not self.busy and not self.over:
-            self.over = True
-            self.client.arrive(end=True)
+    def close_if_idle(self) -> None:
+        """Close the connection if it has been idle for KEEP_ALIVE seconds; else look again then."""
+        self.closing = False
+        if self.busy or self.over or self.idle_since is None:
+            return  # Busy: its next idle spell sets the timer again.
+        due = self.idle_since + KEEP_ALIVE
+        if self.network.clock.now < due:  # Answered again since the timer was set.
+            self.closing = True
+            self.network.at(due, self.close_if_idle, self.client)
+            return
+        self.over = True
+        self.client.arrive(end=True)
 
     def play_from_start(self, heard: Heard, steps: Iterator[Step]) -> None:
         """Begin a script: the server has answered, as far as the network's notes go."""

@@ -61,12 +61,18 @@ class World:
 
     ``conditions`` is the network's weather (latency, loss...).  Under a
     seed other than 0 the loop may hear of the network up to ``lateness``
-    seconds late (by default a quarter of the latency).  Raises ValueError
-    for a negative seed or lateness.
+    seconds late (by default a quarter of the latency).  With
+    ``keep_heard=False`` the network keeps no note of each request
+    (``network.heard`` stays empty), for a crawl too big to note them all.
+    Raises ValueError for a negative seed or lateness.
     """
 
     def __init__(
-        self, seed: int = 0, conditions: Conditions | None = None, lateness: float | None = None
+        self,
+        seed: int = 0,
+        conditions: Conditions | None = None,
+        lateness: float | None = None,
+        keep_heard: bool = True,
     ) -> None:
         if not isinstance(seed, int) or seed < 0:
             raise ValueError(f"the seed must be a whole number of at least 0, not {seed!r}")
@@ -78,7 +84,7 @@ class World:
         self.seed = seed
         self.lateness = lateness
         self.clock = VirtualClock()
-        self.network = Network(self.clock, random.Random(seed), conditions)
+        self.network = Network(self.clock, random.Random(seed), conditions, keep_heard)
         # The schedule's own stream: the same seed with other weather still
         # orders the same ties the same way.
         self.schedule = random.Random(f"schedule {seed}")
