@@ -32,13 +32,13 @@ def find_encoding(charset: str | None, body: bytes, *, sniff: bool) -> str:
     if bom_encoding is not None:
         return bom_encoding
     if charset is not None:
-        encoding = resolve_encoding(charset)
+        encoding = whatwg_name(resolve_encoding(charset))
         if encoding == "utf-16":
             return "utf-16-le"  # The standard's meaning of the bare label.
         if encoding is not None:
             return encoding
     if sniff:
-        declared = html_body_declared_encoding(body)
+        declared = whatwg_name(html_body_declared_encoding(body))
         # A declaration read as ASCII cannot be in UTF-16: the standard takes UTF-8.
         if declared is not None and not declared.startswith(("utf-16", "utf-32")):
             return declared
@@ -46,6 +46,15 @@ def find_encoding(charset: str | None, body: bytes, *, sniff: bool) -> str:
 
 
 # --8<-- [end:find_encoding]
+
+# The standard decodes GBK, and its older name gb2312, as gb18030, of which
+# Python's gbk codec knows only a part.  w3lib 2.6 names them gbk.
+GB18030_LABELS = frozenset({"gbk", "gb2312"})
+
+
+def whatwg_name(encoding: str | None) -> str | None:
+    """Return the codec the WHATWG standard decodes ``encoding`` with (gbk: gb18030)."""
+    return "gb18030" if encoding in GB18030_LABELS else encoding
 
 
 def decode_body(body: bytes, encoding: str) -> str:
