@@ -12,7 +12,9 @@ What the contract limits is measured where a server sees it: in
 server took it in (the ``check_*`` functions below), never through a
 hook the crawler calls itself.  Three tests give races room: three small
 sites at once, four roots on each, with robots.txt, a delay, a limit per
-host and 503s, each checked against the oracle and against those limits.
+host and 503s, each checked against the oracle and against those limits;
+a fourth, with fewer pages allowed than roots, counts what the servers
+were asked against max_pages.
 
 Each test takes the ``seed`` fixture: seed 0 by default, and every seed of
 ``pytest --seeds N`` (tests/seeds.py), which ends with the first seed that
@@ -39,6 +41,7 @@ from typing import Any
 
 import pytest
 
+from shared.record.stats import Skipped
 from shared.sim import SILENCE, Conditions, Scripted, World
 from shared.sim.network import Heard
 from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
@@ -51,6 +54,7 @@ LATENCY = 0.2  # Virtual seconds each answer takes, at the middle of its range.
 JITTER = 0.5  # Each request's latency is drawn within LATENCY * (1 +- JITTER).
 HOSTS = 3  # Test sites crawled at once by the scenarios that give races room.
 SMALL_SITE = 10  # Pages of each of them: the smallest site there is.
+MAX_PAGES = 9  # The max_pages of the scenario with a page limit: fewer than its roots.
 
 
 class Answers:
@@ -493,6 +497,27 @@ class SimulatedTests:
         check_robots_first(world, why)
         check_most_at_once(world, 2, why)
         check_spaced(world, 0.05, why)
+
+    @level(5, "politeness", "limits")
+    def test_max_pages_in_simulation_holds_at_the_servers(self, seed: int) -> None:
+        # Fewer pages than roots: eight workers decide on their roots at
+        # once, and a crawler that counts a page only once it is answered
+        # lets them all through.
+        world, _, roots = self.sites(seed)
+        crawler = self.simulate(world, roots, max_tasks=8, max_pages=MAX_PAGES)
+        why = f"{HOSTS} sites, four roots on each, max_tasks=8 and max_pages={MAX_PAGES}"
+        pages = [heard.target for heard in world.network.heard if heard.target != "/robots.txt"]
+        fetched = sorted(stat.url for stat in crawler.done if stat.status is not None)
+        assert (len(pages), len(fetched)) == (MAX_PAGES, MAX_PAGES), (
+            f"{why}: expected {MAX_PAGES} pages asked for and fetched, got {len(pages)} asked"
+            f" for and {len(fetched)} fetched: {fetched}"
+        )
+        reasons = {str(s.exception) for s in crawler.done if isinstance(s.exception, Skipped)}
+        assert reasons == {f"max_pages={MAX_PAGES} reached"}, (
+            f"{why}: the URLs past max_pages are recorded as skipped,"
+            f" 'max_pages={MAX_PAGES} reached': got the reasons {reasons}"
+        )
+        check_each_url_once(crawler)
 
     # --- Coming back: Retry-After and backoff, waited for in virtual time -------------
 
