@@ -46,7 +46,10 @@ from shared.sim import SILENCE, Conditions, Scripted, World
 from shared.sim.network import Heard
 from shared.testsite.site import Request, Response, Site, SiteCounters, expected_results
 from shared.web.retry import BACKOFF_BASE
-from tests import acceptance  # A cycle: acceptance.py imports this module first.
+from tests import (
+    acceptance,  # A cycle: acceptance.py imports this module first.
+    polite_acceptance,
+)
 from tests.grading import level
 from tests.polite_acceptance import check_each_url_once
 
@@ -507,12 +510,12 @@ class SimulatedTests:
         crawler = self.simulate(world, roots, max_tasks=8, max_pages=MAX_PAGES)
         why = f"{HOSTS} sites, four roots on each, max_tasks=8 and max_pages={MAX_PAGES}"
         pages = [heard.target for heard in world.network.heard if heard.target != "/robots.txt"]
-        fetched = sorted(stat.url for stat in crawler.done if stat.status is not None)
-        assert (len(pages), len(fetched)) == (MAX_PAGES, MAX_PAGES), (
+        got = sorted(polite_acceptance.fetched(crawler))
+        assert (len(pages), len(got)) == (MAX_PAGES, MAX_PAGES), (
             f"{why}: expected {MAX_PAGES} pages asked for and fetched, got {len(pages)} asked"
-            f" for and {len(fetched)} fetched: {fetched}"
+            f" for and {len(got)} fetched: {got}"
         )
-        reasons = {str(s.exception) for s in crawler.done if isinstance(s.exception, Skipped)}
+        reasons = set(polite_acceptance.skipped(crawler, Skipped).values())
         assert reasons == {f"max_pages={MAX_PAGES} reached"}, (
             f"{why}: the URLs past max_pages are recorded as skipped,"
             f" 'max_pages={MAX_PAGES} reached': got the reasons {reasons}"

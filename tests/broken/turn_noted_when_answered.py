@@ -24,11 +24,10 @@ from tests.broken import READ_POLITENESS, Race, broken_stage
 
 LEVEL = 5
 # What `pytest FILE::TestShape -k seed --seeds 100` found, per shape.
-RACES = {
-    "callbacks": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
-    "generators": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
-    "asyncio": Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
-}
+RACES = dict.fromkeys(
+    ("callbacks", "generators", "asyncio"),
+    Race("test_politeness_in_simulation_holds_at_the_servers", first=0, failing=100),
+)
 HINTS = {shape: race.hint("politeness", READ_POLITENESS[shape]) for shape, race in RACES.items()}
 
 
